@@ -1,0 +1,96 @@
+"""``python -m memorylib``: the chapter's CLI.
+
+    python -m memorylib --demo        offline walkthrough (no key needed)
+    python -m memorylib               interactive agent (needs MODEL_ID and a key)
+    python -m memorylib fsck PATH     report on a store file; changes nothing
+    python -m memorylib repair PATH   quarantine torn/bad lines, keeping every byte
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .errors import RemoteMemoryError
+
+
+def run_demo(out=sys.stdout) -> None:
+    from .render import render_recall_context
+    from .runtime import default_runtime
+    from .seed import TEACHING_AS_OF
+    from .tool import build_system_prompt
+
+    runtime = default_runtime()
+    print(f"store: {runtime.store.path}  (user_scope {runtime.store.user_scope})", file=out)
+    print("\n== 1. Session start: the latest profile is injected into the system prompt ==", file=out)
+    print(build_system_prompt(runtime.store), file=out)
+    print('\n== 2. The model calls recall_history("  LAYERED   Memory  ") ==', file=out)
+    result = runtime.engine.recall("  LAYERED   Memory  ", limit=5, query_id="query-1",
+                                   as_of=TEACHING_AS_OF)
+    print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2), file=out)
+    print("\n== 3. What reaches the prompt: the rendered context ==", file=out)
+    print(render_recall_context(result) or "(no hits: nothing is rendered)", file=out)
+    print(
+        f"\nsearched {result.searched_records} records, {result.candidate_records} candidate(s); "
+        "the store was read, never written, by recall.",
+        file=out,
+    )
+
+
+def run_interactive() -> int:
+    from .agent import AgentEvent, agent_loop
+    from .runtime import default_runtime, runtime_client
+    from .tool import build_system_prompt
+
+    client, model = runtime_client()
+    runtime = default_runtime()
+    system = build_system_prompt(runtime.store)
+    messages: list[dict] = []
+
+    def show(event: AgentEvent) -> None:
+        if event.kind == "text":
+            print(event.payload["text"])
+        elif event.kind == "tool_use":
+            print(f"> recall_history {json.dumps(event.payload['input'], ensure_ascii=False)}")
+
+    while True:
+        try:
+            line = input("\033[36ms12 >> \033[0m")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if line.strip().lower() in ("q", "quit", "exit", ""):
+            return 0
+        messages.append({"role": "user", "content": line})
+        agent_loop(messages, client=client, model=model, engine=runtime.engine,
+                   system=system, on_event=show)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m memorylib", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--demo", action="store_true", help="print the offline walkthrough")
+    sub = parser.add_subparsers(dest="command")
+    fsck = sub.add_parser("fsck", help="check a store file; changes nothing")
+    fsck.add_argument("path")
+    repair = sub.add_parser("repair", help="quarantine torn or bad lines, keeping every byte")
+    repair.add_argument("path")
+    args = parser.parse_args(argv)
+    try:
+        if args.command in ("fsck", "repair"):
+            from .fsck import main_fsck, main_repair
+
+            return (main_fsck if args.command == "fsck" else main_repair)(args.path)
+        if args.demo:
+            run_demo()
+            return 0
+        return run_interactive()
+    except RemoteMemoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
