@@ -1,9 +1,9 @@
 """``python -m memorylib``: the chapter's CLI.
 
-    python -m memorylib --demo        offline walkthrough (no key needed)
-    python -m memorylib               interactive agent (needs MODEL_ID and a key)
-    python -m memorylib fsck PATH     report on a store file; changes nothing
-    python -m memorylib repair PATH   quarantine torn/bad lines, keeping every byte
+python -m memorylib --demo        offline walkthrough (no key needed)
+python -m memorylib               interactive agent (needs MODEL_ID and a key)
+python -m memorylib fsck PATH     report on a store file; changes nothing
+python -m memorylib repair PATH   quarantine torn/bad lines, keeping every byte
 """
 
 from __future__ import annotations
@@ -24,11 +24,14 @@ def run_demo(out=sys.stdout) -> None:
 
     runtime = default_runtime()
     print(f"store: {runtime.store.path}  (user_scope {runtime.store.user_scope})", file=out)
-    print("\n== 1. Session start: the latest profile is injected into the system prompt ==", file=out)
+    print(
+        "\n== 1. Session start: the latest profile is injected into the system prompt ==", file=out
+    )
     print(build_system_prompt(runtime.store), file=out)
     print('\n== 2. The model calls recall_history("  LAYERED   Memory  ") ==', file=out)
-    result = runtime.engine.recall("  LAYERED   Memory  ", limit=5, query_id="query-1",
-                                   as_of=TEACHING_AS_OF)
+    result = runtime.engine.recall(
+        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=TEACHING_AS_OF
+    )
     print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2), file=out)
     print("\n== 3. What reaches the prompt: the rendered context ==", file=out)
     print(render_recall_context(result) or "(no hits: nothing is rendered)", file=out)
@@ -64,13 +67,22 @@ def run_interactive() -> int:
         if line.strip().lower() in ("q", "quit", "exit", ""):
             return 0
         messages.append({"role": "user", "content": line})
-        agent_loop(messages, client=client, model=model, engine=runtime.engine,
-                   system=system, on_event=show)
+        agent_loop(
+            messages,
+            client=client,
+            model=model,
+            engine=runtime.engine,
+            system=system,
+            on_event=show,
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memorylib", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m memorylib",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--demo", action="store_true", help="print the offline walkthrough")
     sub = parser.add_subparsers(dest="command")
     fsck = sub.add_parser("fsck", help="check a store file; changes nothing")

@@ -35,9 +35,7 @@ def fold_whitespace(text: str) -> str:
 def require_text(value: object, field: str, *, max_chars: int) -> str:
     """Return ``value`` whitespace-folded, or raise naming ``field``."""
     if not isinstance(value, str):
-        raise RemoteMemoryValidationError(
-            f"{field} must be a str, got {type_name(value)}"
-        )
+        raise RemoteMemoryValidationError(f"{field} must be a str, got {type_name(value)}")
     folded = fold_whitespace(value)
     if not folded:
         raise RemoteMemoryValidationError(f"{field} must not be empty or only whitespace")

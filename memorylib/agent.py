@@ -40,8 +40,12 @@ def block_to_dict(block: Any) -> dict[str, Any]:
     if kind == "text":
         return {"type": "text", "text": _field(block, "text", "")}
     if kind == "tool_use":
-        return {"type": "tool_use", "id": _field(block, "id"), "name": _field(block, "name"),
-                "input": _field(block, "input", {})}
+        return {
+            "type": "tool_use",
+            "id": _field(block, "id"),
+            "name": _field(block, "name"),
+            "input": _field(block, "input", {}),
+        }
     return {"type": kind}
 
 
@@ -77,16 +81,30 @@ def agent_loop(
                 emit(AgentEvent("tool_use", {"name": block["name"], "input": block["input"]}))
                 if block["name"] == RECALL_HISTORY_TOOL["name"]:
                     text, is_error = run_recall_tool(
-                        block["input"], engine=engine, as_of=as_of,
+                        block["input"],
+                        engine=engine,
+                        as_of=as_of,
                         query_id=f"query-{turn + 1}-{len(results) + 1}",
                     )
                 else:
-                    text = json.dumps({"error": {"type": "UnknownTool",
-                                                 "message": f"unknown tool {block['name']!r}"}})
+                    text = json.dumps(
+                        {
+                            "error": {
+                                "type": "UnknownTool",
+                                "message": f"unknown tool {block['name']!r}",
+                            }
+                        }
+                    )
                     is_error = True
                 emit(AgentEvent("tool_result", {"content": text, "is_error": is_error}))
-                results.append({"type": "tool_result", "tool_use_id": block["id"],
-                                "content": text, "is_error": is_error})
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": block["id"],
+                        "content": text,
+                        "is_error": is_error,
+                    }
+                )
         stop_reason = _field(response, "stop_reason")
         if stop_reason != "tool_use" or not results:
             emit(AgentEvent("stop", {"stop_reason": stop_reason}))

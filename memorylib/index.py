@@ -146,7 +146,9 @@ class RecallIndex:
             terms = index_terms(_normalized(record))
             term_ids.extend(map(vocab_id, terms))
             counts.append(len(terms))
-            captured.append(capture_micros(parse_timestamp(record.source.captured_at, "captured_at")))
+            captured.append(
+                capture_micros(parse_timestamp(record.source.captured_at, "captured_at"))
+            )
         if not counts:
             return
         docs = np.repeat(np.arange(first, len(self._records), dtype=np.int32), counts)

@@ -57,7 +57,9 @@ def _token_pattern() -> re.Pattern[str]:
 
 def normalize_text(text: str) -> str:
     """NFKC, casefold, whitespace-fold (casefold can change length, so NFKC again)."""
-    return fold_whitespace(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold()))
+    return fold_whitespace(
+        unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    )
 
 
 def extract_terms(normalized: str) -> tuple[str, ...]:

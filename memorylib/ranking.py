@@ -27,7 +27,9 @@ def capture_micros(captured_at: datetime) -> int:
     return (captured_at - _EPOCH) // _MICROSECOND
 
 
-def rank_key(breakdown: RecallScoreBreakdown, candidate: RecallCandidate) -> tuple[float, float, int, str]:
+def rank_key(
+    breakdown: RecallScoreBreakdown, candidate: RecallCandidate
+) -> tuple[float, float, int, str]:
     """The explicit sort key: total DESC, coverage DESC, captured_at DESC, memory_id ASC."""
     return (
         -breakdown.total,

@@ -41,13 +41,21 @@ class MemoryKind(StrEnum):
 
 # -- small helpers for strict from_dict ------------------------------------------------
 
+
 def _mapping(payload: object, what: str) -> Mapping[str, Any]:
     if not isinstance(payload, Mapping):
-        raise RemoteMemoryCorruptionError(f"{what} must be a JSON object, got {type(payload).__name__}")
+        raise RemoteMemoryCorruptionError(
+            f"{what} must be a JSON object, got {type(payload).__name__}"
+        )
     return payload
 
 
-def _keys(payload: Mapping[str, Any], what: str, required: set[str], optional: frozenset[str] = frozenset()) -> None:
+def _keys(
+    payload: Mapping[str, Any],
+    what: str,
+    required: set[str],
+    optional: frozenset[str] = frozenset(),
+) -> None:
     keys = set(payload)
     missing = required - keys
     if missing:
@@ -96,6 +104,7 @@ def _timestamp(payload: Mapping[str, Any], key: str, what: str) -> str:
 
 # -- durable records --------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class MemorySource:
     """Where a memory came from. ``captured_at`` is when the source event happened."""
@@ -126,7 +135,16 @@ class MemorySource:
         )
 
 
-_MEMORY_KEYS = {"memory_id", "user_scope", "kind", "content", "summary", "source", "stored_at", "schema_version"}
+_MEMORY_KEYS = {
+    "memory_id",
+    "user_scope",
+    "kind",
+    "content",
+    "summary",
+    "source",
+    "stored_at",
+    "schema_version",
+}
 _MEMORY_OPTIONAL = frozenset({"retracts"})
 
 
@@ -173,13 +191,19 @@ class StoredMemory:
         try:
             kind = MemoryKind(data["kind"])
         except (ValueError, TypeError):
-            raise RemoteMemoryCorruptionError(f"record.kind {data['kind']!r} is not a MemoryKind") from None
+            raise RemoteMemoryCorruptionError(
+                f"record.kind {data['kind']!r} is not a MemoryKind"
+            ) from None
         retracts = data.get("retracts")
         if kind is MemoryKind.RETRACTION:
             if not isinstance(retracts, str) or not retracts:
-                raise RemoteMemoryCorruptionError("record.retracts must name the retracted memory_id")
+                raise RemoteMemoryCorruptionError(
+                    "record.retracts must name the retracted memory_id"
+                )
         elif "retracts" in data:
-            raise RemoteMemoryCorruptionError("record.retracts is only allowed on retraction records")
+            raise RemoteMemoryCorruptionError(
+                "record.retracts is only allowed on retraction records"
+            )
         return cls(
             memory_id=_str(data, "memory_id", what),
             user_scope=_str(data, "user_scope", what),
@@ -194,6 +218,7 @@ class StoredMemory:
 
 
 # -- query-scoped views -------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
@@ -222,7 +247,11 @@ class RecallQuery:
     def from_dict(cls, payload: object) -> RecallQuery:
         what = "query"
         data = _mapping(payload, what)
-        _keys(data, what, {"query_id", "text", "normalized_text", "terms", "user_scope", "limit", "issued_at"})
+        _keys(
+            data,
+            what,
+            {"query_id", "text", "normalized_text", "terms", "user_scope", "limit", "issued_at"},
+        )
         return cls(
             query_id=_str(data, "query_id", what),
             text=_str(data, "text", what),
@@ -257,7 +286,9 @@ class RecallCandidate:
     def from_dict(cls, payload: object) -> RecallCandidate:
         what = "candidate"
         data = _mapping(payload, what)
-        _keys(data, what, {"query_id", "record", "searchable_terms", "matched_terms", "captured_at"})
+        _keys(
+            data, what, {"query_id", "record", "searchable_terms", "matched_terms", "captured_at"}
+        )
         captured = _timestamp(data, "captured_at", what)
         return cls(
             query_id=_str(data, "query_id", what),
@@ -305,8 +336,20 @@ class RecallScoreBreakdown:
     def from_dict(cls, payload: object) -> RecallScoreBreakdown:
         what = "score_breakdown"
         data = _mapping(payload, what)
-        _keys(data, what, {"matched_terms", "query_term_count", "lexical_coverage", "recency",
-                           "weights", "recency_window_days", "contributions", "total"})
+        _keys(
+            data,
+            what,
+            {
+                "matched_terms",
+                "query_term_count",
+                "lexical_coverage",
+                "recency",
+                "weights",
+                "recency_window_days",
+                "contributions",
+                "total",
+            },
+        )
         weights = _mapping(data["weights"], f"{what}.weights")
         _keys(weights, f"{what}.weights", {"lexical", "recency"})
         contributions = _mapping(data["contributions"], f"{what}.contributions")
@@ -390,8 +433,12 @@ class RecallHit:
     def from_dict(cls, payload: object) -> RecallHit:
         what = "hit"
         data = _mapping(payload, what)
-        _keys(data, what, {"query_id", "memory_id", "rank", "snippet", "scope", "provenance",
-                           "score_breakdown"}, frozenset({"source", "score"}))
+        _keys(
+            data,
+            what,
+            {"query_id", "memory_id", "rank", "snippet", "scope", "provenance", "score_breakdown"},
+            frozenset({"source", "score"}),
+        )
         hit = cls(
             query_id=_str(data, "query_id", what),
             memory_id=_str(data, "memory_id", what),
@@ -435,8 +482,12 @@ class RecallResult:
     def from_dict(cls, payload: object) -> RecallResult:
         what = "result"
         data = _mapping(payload, what)
-        _keys(data, what, {"query", "hits", "searched_records", "candidate_records", "empty_reason"},
-              frozenset({"retracted_records", "as_of"}))
+        _keys(
+            data,
+            what,
+            {"query", "hits", "searched_records", "candidate_records", "empty_reason"},
+            frozenset({"retracted_records", "as_of"}),
+        )
         hits = data["hits"]
         if not isinstance(hits, list | tuple):
             raise RemoteMemoryCorruptionError("result.hits must be a list")
@@ -452,6 +503,8 @@ class RecallResult:
             searched_records=_int(data, "searched_records", what),
             candidate_records=_int(data, "candidate_records", what),
             empty_reason=empty_reason,
-            retracted_records=_int(data, "retracted_records", what) if "retracted_records" in data else 0,
+            retracted_records=_int(data, "retracted_records", what)
+            if "retracted_records" in data
+            else 0,
             as_of=as_of,
         )

@@ -17,8 +17,16 @@ __all__ = ["escape_xml", "render_profile_block", "render_recall_context"]
 
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 _ATTR_ESCAPES = str.maketrans(
-    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;",
-     "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "'": "&apos;",
+        "\n": "&#10;",
+        "\r": "&#13;",
+        "\t": "&#9;",
+    }
 )
 
 
@@ -29,7 +37,9 @@ def escape_xml(value: object, *, attribute: bool = False) -> str:
 
 
 def _attrs(**values: object) -> str:
-    return " ".join(f'{name}="{escape_xml(value, attribute=True)}"' for name, value in values.items())
+    return " ".join(
+        f'{name}="{escape_xml(value, attribute=True)}"' for name, value in values.items()
+    )
 
 
 def render_recall_context(result: RecallResult) -> str:
@@ -41,23 +51,40 @@ def render_recall_context(result: RecallResult) -> str:
     query = result.query
     lines = [
         "<recalled_context "
-        + _attrs(query_id=query.query_id, normalized_query=query.normalized_text,
-                 user_scope=query.user_scope)
+        + _attrs(
+            query_id=query.query_id,
+            normalized_query=query.normalized_text,
+            user_scope=query.user_scope,
+        )
         + ">"
     ]
     for hit in result.hits:
         b = hit.score_breakdown
         lines += [
-            "  <hit " + _attrs(rank=hit.rank, memory_id=hit.memory_id,
-                               user_scope=hit.scope.user_scope,
-                               memory_kind=hit.scope.memory_kind.value) + ">",
-            "    <score " + _attrs(total=f"{b.total:.6f}", lexical_coverage=f"{b.lexical_coverage:.6f}",
-                                   recency=f"{b.recency:.6f}",
-                                   lexical_contribution=f"{b.lexical_contribution:.6f}",
-                                   recency_contribution=f"{b.recency_contribution:.6f}") + "/>",
-            "    <provenance " + _attrs(source_id=hit.provenance.source_id,
-                                        source_type=hit.provenance.source_type,
-                                        captured_at=hit.provenance.captured_at) + "/>",
+            "  <hit "
+            + _attrs(
+                rank=hit.rank,
+                memory_id=hit.memory_id,
+                user_scope=hit.scope.user_scope,
+                memory_kind=hit.scope.memory_kind.value,
+            )
+            + ">",
+            "    <score "
+            + _attrs(
+                total=f"{b.total:.6f}",
+                lexical_coverage=f"{b.lexical_coverage:.6f}",
+                recency=f"{b.recency:.6f}",
+                lexical_contribution=f"{b.lexical_contribution:.6f}",
+                recency_contribution=f"{b.recency_contribution:.6f}",
+            )
+            + "/>",
+            "    <provenance "
+            + _attrs(
+                source_id=hit.provenance.source_id,
+                source_type=hit.provenance.source_type,
+                captured_at=hit.provenance.captured_at,
+            )
+            + "/>",
             f"    <snippet>{escape_xml(hit.snippet)}</snippet>",
             "  </hit>",
         ]
@@ -70,7 +97,12 @@ def render_profile_block(profile: StoredMemory | None) -> str:
     if profile is None:
         return ""
     if not isinstance(profile, StoredMemory):
-        raise RemoteMemoryValidationError(f"profile must be a StoredMemory, got {type_name(profile)}")
-    head = _attrs(memory_id=profile.memory_id, source_id=profile.source.source_id,
-                  captured_at=profile.source.captured_at)
+        raise RemoteMemoryValidationError(
+            f"profile must be a StoredMemory, got {type_name(profile)}"
+        )
+    head = _attrs(
+        memory_id=profile.memory_id,
+        source_id=profile.source.source_id,
+        captured_at=profile.source.captured_at,
+    )
     return f"<remote_profile {head}>\n{escape_xml(profile.content)}\n</remote_profile>"

@@ -40,7 +40,9 @@ class ScoringPolicy:
         for name in ("lexical_weight", "recency_weight", "recency_window_days"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise RemoteMemoryValidationError(f"{name} must be a number, got {type_name(value)}")
+                raise RemoteMemoryValidationError(
+                    f"{name} must be a number, got {type_name(value)}"
+                )
             if not math.isfinite(value) or value < 0:
                 raise RemoteMemoryValidationError(f"{name} must be finite and >= 0, got {value}")
         if self.recency_window_days <= 0:
@@ -64,7 +66,9 @@ def recency_score(age_days: float, window_days: float = 30.0) -> float:
 
 def require_policy(policy: object) -> ScoringPolicy:
     if not isinstance(policy, ScoringPolicy):
-        raise RemoteMemoryValidationError(f"policy must be a ScoringPolicy, got {type_name(policy)}")
+        raise RemoteMemoryValidationError(
+            f"policy must be a ScoringPolicy, got {type_name(policy)}"
+        )
     return policy
 
 

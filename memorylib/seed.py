@@ -16,39 +16,81 @@ TEACHING_AS_OF = "2026-08-02T12:00:00Z"
 
 # (memory_id, kind, source_id, source_type, title, captured_at, summary, content)
 TEACHING_RECORDS: tuple[tuple[str, MemoryKind, str, str, str, str, str, str], ...] = (
-    ("profile-001", MemoryKind.PROFILE, "profile-snapshot-001", "profile_snapshot",
-     "remote profile snapshot", "2026-07-30T09:00:00Z",
-     "Backend engineer; prefers concise answers with runnable examples.",
-     "Backend engineer on the WorkBuddy agent harness. Prefers concise answers with "
-     "runnable Python examples. Works in UTC+8 and reviews pull requests in the morning."),
-    ("conversation-001", MemoryKind.CONVERSATION, "transcript-conversation-001",
-     "conversation_transcript", "transcript storage format", "2026-07-10T08:30:00Z",
-     "Chose append-only JSONL for session transcripts.",
-     "Compared SQLite, Parquet and JSONL for transcripts; chose append-only JSONL because "
-     "a crash can only tear the last line."),
-    ("conversation-002", MemoryKind.CONVERSATION, "transcript-conversation-002",
-     "conversation_transcript", "shell safety policy", "2026-07-15T14:00:00Z",
-     "The agent must ask before running commands that delete files.",
-     "Agreed that any shell command that deletes or overwrites files needs an explicit "
-     "confirmation from the user first."),
-    ("conversation-003", MemoryKind.CONVERSATION, "transcript-conversation-003",
-     "conversation_transcript", "layered memory design", "2026-08-01T12:00:00Z",
-     "Separated workspace, user and remote memory boundaries.",
-     "Designed layered memory: workspace facts, user preferences and remote history each "
-     "get their own owner, file and loading rule."),
-    ("conversation-004", MemoryKind.CONVERSATION, "transcript-conversation-004",
-     "conversation_transcript", "Persistence decision", "2026-07-20T12:00:00Z",
-     "Selected SQLite WAL.",
-     "Selected SQLite WAL for local persistence."),
-    ("conversation-005", MemoryKind.CONVERSATION, "transcript-conversation-005",
-     "conversation_transcript", "上下文预算", "2026-07-25T03:00:00Z",
-     "工具输出超过预算时外部化到文件。",
-     "讨论了上下文预算：工具输出超过四千字符时写入文件，提示词里只保留路径和摘要。"),
-    ("conversation-006", MemoryKind.CONVERSATION, "transcript-conversation-006",
-     "conversation_transcript", "recall provenance review", "2026-07-28T16:45:00Z",
-     "Recall hits must carry provenance and a score breakdown.",
-     "Reviewed the recall tool: every hit keeps its source_id, captured_at and the "
-     "contribution of each score part, so a reader can explain a ranking."),
+    (
+        "profile-001",
+        MemoryKind.PROFILE,
+        "profile-snapshot-001",
+        "profile_snapshot",
+        "remote profile snapshot",
+        "2026-07-30T09:00:00Z",
+        "Backend engineer; prefers concise answers with runnable examples.",
+        "Backend engineer on the WorkBuddy agent harness. Prefers concise answers with "
+        "runnable Python examples. Works in UTC+8 and reviews pull requests in the morning.",
+    ),
+    (
+        "conversation-001",
+        MemoryKind.CONVERSATION,
+        "transcript-conversation-001",
+        "conversation_transcript",
+        "transcript storage format",
+        "2026-07-10T08:30:00Z",
+        "Chose append-only JSONL for session transcripts.",
+        "Compared SQLite, Parquet and JSONL for transcripts; chose append-only JSONL because "
+        "a crash can only tear the last line.",
+    ),
+    (
+        "conversation-002",
+        MemoryKind.CONVERSATION,
+        "transcript-conversation-002",
+        "conversation_transcript",
+        "shell safety policy",
+        "2026-07-15T14:00:00Z",
+        "The agent must ask before running commands that delete files.",
+        "Agreed that any shell command that deletes or overwrites files needs an explicit "
+        "confirmation from the user first.",
+    ),
+    (
+        "conversation-003",
+        MemoryKind.CONVERSATION,
+        "transcript-conversation-003",
+        "conversation_transcript",
+        "layered memory design",
+        "2026-08-01T12:00:00Z",
+        "Separated workspace, user and remote memory boundaries.",
+        "Designed layered memory: workspace facts, user preferences and remote history each "
+        "get their own owner, file and loading rule.",
+    ),
+    (
+        "conversation-004",
+        MemoryKind.CONVERSATION,
+        "transcript-conversation-004",
+        "conversation_transcript",
+        "Persistence decision",
+        "2026-07-20T12:00:00Z",
+        "Selected SQLite WAL.",
+        "Selected SQLite WAL for local persistence.",
+    ),
+    (
+        "conversation-005",
+        MemoryKind.CONVERSATION,
+        "transcript-conversation-005",
+        "conversation_transcript",
+        "上下文预算",
+        "2026-07-25T03:00:00Z",
+        "工具输出超过预算时外部化到文件。",
+        "讨论了上下文预算：工具输出超过四千字符时写入文件，提示词里只保留路径和摘要。",
+    ),
+    (
+        "conversation-006",
+        MemoryKind.CONVERSATION,
+        "transcript-conversation-006",
+        "conversation_transcript",
+        "recall provenance review",
+        "2026-07-28T16:45:00Z",
+        "Recall hits must carry provenance and a score breakdown.",
+        "Reviewed the recall tool: every hit keeps its source_id, captured_at and the "
+        "contribution of each score part, so a reader can explain a ranking.",
+    ),
 )
 
 
@@ -60,7 +102,16 @@ def seed_teaching_store(store: RemoteMemoryStore) -> tuple[StoredMemory, ...]:
     if store.synced_state().records:
         return ()
     written = []
-    for memory_id, kind, source_id, source_type, title, captured_at, summary, content in TEACHING_RECORDS:
+    for (
+        memory_id,
+        kind,
+        source_id,
+        source_type,
+        title,
+        captured_at,
+        summary,
+        content,
+    ) in TEACHING_RECORDS:
         written.append(
             store.append(
                 kind=kind,

@@ -122,7 +122,9 @@ class RemoteMemoryStore:
 
     def __init__(self, path: str | os.PathLike[str], *, user_id: str = "local-user") -> None:
         if not isinstance(path, str | os.PathLike):
-            raise RemoteMemoryValidationError(f"path must be a str or os.PathLike, got {type_name(path)}")
+            raise RemoteMemoryValidationError(
+                f"path must be a str or os.PathLike, got {type_name(path)}"
+            )
         if isinstance(path, str) and not path.strip():
             raise RemoteMemoryValidationError("path must not be empty")
         self.path = Path(path)
@@ -259,7 +261,8 @@ class RemoteMemoryStore:
         """Newest non-retracted PROFILE by (captured_at, memory_id), or None."""
         state = self.synced_state()
         profiles = [
-            r for r in state.records
+            r
+            for r in state.records
             if r.kind is MemoryKind.PROFILE and r.memory_id not in state.retraction_of
         ]
         if not profiles:
@@ -315,7 +318,8 @@ class RemoteMemoryStore:
             summary=summary,
             source=normalize_source(source),
             stored_at=(
-                format_timestamp(utc_now()) if stored_at is None
+                format_timestamp(utc_now())
+                if stored_at is None
                 else canonical_timestamp(stored_at, "stored_at")
             ),
             retracts=retracts,

@@ -68,7 +68,9 @@ Memory rules:
 def build_system_prompt(store: RemoteMemoryStore) -> str:
     """``<remote_profile ...>`` (latest non-retracted profile, escaped) then the rules."""
     if not isinstance(store, RemoteMemoryStore):
-        raise RemoteMemoryValidationError(f"store must be a RemoteMemoryStore, got {type_name(store)}")
+        raise RemoteMemoryValidationError(
+            f"store must be a RemoteMemoryStore, got {type_name(store)}"
+        )
     profile = render_profile_block(store.latest_profile())
     return f"{profile}\n\n{MEMORY_RULES}" if profile else MEMORY_RULES
 
@@ -105,8 +107,12 @@ def run_recall_tool(
     A rejected query becomes a JSON error the model can read and correct, never a crash.
     """
     if not isinstance(tool_input, Mapping):
-        payload = {"error": {"type": "RemoteMemoryValidationError",
-                             "message": "tool input must be an object with a 'query' string"}}
+        payload = {
+            "error": {
+                "type": "RemoteMemoryValidationError",
+                "message": "tool input must be an object with a 'query' string",
+            }
+        }
         return json.dumps(payload), True
     try:
         return recall_history(
