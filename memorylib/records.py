@@ -186,7 +186,8 @@ class StoredMemory:
         version = _int(data, "schema_version", what)
         if version != SCHEMA_VERSION:
             raise RemoteMemoryCorruptionError(
-                f"record.schema_version {version} is not supported (this library reads {SCHEMA_VERSION})"
+                f"record.schema_version {version} is not supported "
+                f"(this library reads {SCHEMA_VERSION})"
             )
         try:
             kind = MemoryKind(data["kind"])

@@ -188,7 +188,8 @@ class RemoteMemoryStore:
                 first = seen.get(record.memory_id)
                 where = f"line {first}" if first else "an earlier line"
                 raise RemoteMemoryCorruptionError(
-                    f"line {lineno}: duplicate memory_id {record.memory_id!r} (first stored on {where})"
+                    f"line {lineno}: duplicate memory_id {record.memory_id!r} "
+                    f"(first stored on {where})"
                 )
             seen[record.memory_id] = lineno
             records.append(record)
@@ -220,7 +221,7 @@ class RemoteMemoryStore:
         """
         state = self._state
         try:
-            handle = open(self.path, "rb")
+            handle = open(self.path, "rb")  # noqa: SIM115 (closed by the with below)
         except FileNotFoundError:
             if state.identity is not None or state.records:
                 state.reset()
