@@ -1,0 +1,112 @@
+"""Shared set-up for every course notebook: one style, one clock, stable output.
+
+``setup_notebook()`` is the first code cell of each notebook. It fixes what would
+otherwise make committed outputs differ from run to run or machine to machine:
+matplotlib style, size and dpi (inline PNG only), pandas display precision, and
+Styler ids (``style_frame`` gives each styled table a fixed id).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import weakref
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CHAPTER_AS_OF",
+    "PIPELINE",
+    "Workspace",
+    "pipeline_banner",
+    "setup_notebook",
+    "style_frame",
+]
+
+CHAPTER_AS_OF = "2026-08-02T12:00:00Z"
+PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
+
+
+def setup_notebook() -> None:
+    """Inline PNG figures with a fixed style; pandas shows 6 decimals (the contract's rounding)."""
+    import matplotlib
+    import pandas as pd
+
+    os.environ.pop("MPLBACKEND", None)
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:  # plain Python: nothing to configure for display
+        shell = None
+    if shell is not None:
+        shell.run_line_magic("matplotlib", "inline")
+        shell.run_line_magic("config", "InlineBackend.figure_formats = ['png']")
+    import matplotlib.pyplot as plt
+
+    plt.style.use("default")
+    matplotlib.rcParams.update(
+        {
+            "figure.figsize": (7.0, 3.6),
+            "figure.dpi": 100,
+            "savefig.dpi": 100,
+            "font.size": 10,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "svg.hashsalt": "memorylib",
+            "font.family": ["DejaVu Sans", "Noto Sans CJK SC", "sans-serif"],
+        }
+    )
+    pd.set_option("display.precision", 6)
+    pd.set_option("display.max_colwidth", 80)
+    pd.set_option("display.width", 120)
+
+
+def pipeline_banner(stage: str) -> str:
+    """Markdown-free text showing where ``stage`` sits: normalize -> ... with it in [brackets]."""
+    if stage not in PIPELINE:
+        raise ValueError(f"stage must be one of {PIPELINE}, got {stage!r}")
+    return " -> ".join(f"[{s}]" if s == stage else s for s in PIPELINE)
+
+
+def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | None = None) -> Any:
+    """A pandas Styler with a FIXED id (a random one would change every run).
+
+    ``gradient`` names a numeric column to shade, to draw the eye to a score.
+    """
+    styler = frame.style.set_uuid(uuid).format(precision=precision)
+    if gradient is not None and gradient in frame.columns and len(frame):
+        styler = styler.bar(subset=[gradient], color="#9ecae1", vmin=0)
+    return styler.hide(axis="index")
+
+
+class Workspace:
+    """A temporary directory for a notebook's stores, removed when the kernel exits.
+
+    Paths inside it are shown relative (``ws.show(path)``) so no absolute or
+    run-specific path reaches a committed output.
+    """
+
+    def __init__(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="memorylib-course-")
+        self.root = Path(self._tmp.name)
+        self._finalizer = weakref.finalize(self, self._tmp.cleanup)
+
+    def path(self, name: str) -> Path:
+        return self.root / name
+
+    def show(self, path: str | os.PathLike[str]) -> str:
+        """``path`` relative to the workspace, as ``<workspace>/...``."""
+        relative = Path(path).resolve().relative_to(self.root.resolve())
+        return f"<workspace>/{relative.as_posix()}"
+
+    def listing(self) -> list[tuple[str, int]]:
+        """(relative name, size in bytes) of every file in the workspace, sorted."""
+        return sorted(
+            (p.relative_to(self.root).as_posix(), p.stat().st_size)
+            for p in self.root.rglob("*")
+            if p.is_file()
+        )
+
+    def cleanup(self) -> None:
+        self._finalizer()

@@ -1,0 +1,73 @@
+"""Re-execute every course notebook top to bottom on a fresh kernel, then tidy it.
+
+    .venv/bin/python scripts/run_notebooks.py            # all notebooks
+    .venv/bin/python scripts/run_notebooks.py 04 05      # those whose name starts so
+
+Tidying removes what changes run to run but teaches nothing: widget state
+(``metadata.widgets``), per-cell execution timing, the Python patch version. The
+kernelspec is kept. Prints each notebook's run time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def tidy(nb: nbformat.NotebookNode) -> None:
+    nb.metadata.pop("widgets", None)
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    language = nb.metadata.get("language_info", {})
+    language.pop("version", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("collapsed", None)
+        cell.metadata.pop("scrolled", None)
+        if cell.cell_type == "code":
+            for output in cell.get("outputs", []):
+                output.get("metadata", {}).pop("transient", None)
+
+
+def run(path: Path, timeout: int = 120) -> float:
+    nb = nbformat.read(path, as_version=4)
+    env_backend = os.environ.pop("MPLBACKEND", None)
+    start = time.perf_counter()
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    finally:
+        if env_backend is not None:
+            os.environ["MPLBACKEND"] = env_backend
+    elapsed = time.perf_counter() - start
+    tidy(nb)
+    nbformat.write(nb, path)
+    return elapsed
+
+
+def main(prefixes: list[str]) -> int:
+    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    if prefixes:
+        paths = [p for p in paths if any(p.name.startswith(x) for x in prefixes)]
+    if not paths:
+        print("no notebook matched", file=sys.stderr)
+        return 1
+    total = 0.0
+    for path in paths:
+        elapsed = run(path)
+        total += elapsed
+        print(f"{path.name:40s} {elapsed:6.2f} s")
+    print(f"{'total':40s} {total:6.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
