@@ -54,7 +54,7 @@ def setup_notebook() -> None:
             "axes.spines.top": False,
             "axes.spines.right": False,
             "svg.hashsalt": "memorylib",
-            "font.family": ["DejaVu Sans", "Noto Sans CJK SC", "sans-serif"],
+            "font.family": ["DejaVu Sans"],  # ships with matplotlib: same glyphs everywhere
         }
     )
     pd.set_option("display.precision", 6)
@@ -74,7 +74,8 @@ def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | No
 
     ``gradient`` names a numeric column to shade, to draw the eye to a score.
     """
-    styler = frame.style.set_uuid(uuid).format(precision=precision)
+    # escape="html": stored text is data, never markup (a memory may contain "<hit>").
+    styler = frame.style.set_uuid(uuid).format(precision=precision, escape="html")
     if gradient is not None and gradient in frame.columns and len(frame):
         styler = styler.bar(subset=[gradient], color="#9ecae1", vmin=0)
     return styler.hide(axis="index")

@@ -1,0 +1,285 @@
+"""The views of notebook 07 (failures and retraction): every case typed, every byte kept."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+from memorylib import (
+    MemoryKind,
+    RecallEngine,
+    RemoteMemoryCorruptionError,
+    RemoteMemoryDuplicateError,
+    RemoteMemoryScopeError,
+    RemoteMemoryStore,
+    RemoteMemoryValidationError,
+    fsck,
+    seed_teaching_store,
+)
+from memorylib.notebook.failure_race import count_lines_with_id, race_for_memory_id
+from memorylib.notebook.failure_views import (
+    EXERCISE_CALLS,
+    REVIEW_SOURCE,
+    add_newer_profile,
+    attempt,
+    audit_frame,
+    build_failure_cases,
+    bytes_accounted_for,
+    check_error_predictions,
+    conversation,
+    error_hierarchy_frame,
+    exercise_truth,
+    failure_case_view,
+    failure_frame,
+    failure_widget,
+    file_fingerprint,
+    fsck_frame,
+    race_frame,
+    read_only_frame,
+    recall_summary_frame,
+    retraction_errors_frame,
+    retraction_timeline,
+    run_cli,
+    tear_last_line,
+    unlocked_race_frame,
+)
+
+AS_OF = "2026-08-02T12:00:00Z"
+SOLUTION = (
+    Path(__file__).resolve().parents[1]
+    / "notebooks" / "solutions" / "07_failures_and_retraction.py"
+)  # fmt: skip
+
+
+@pytest.fixture
+def chapter(tmp_path: Path) -> RemoteMemoryStore:
+    store = RemoteMemoryStore(tmp_path / "chapter.jsonl")
+    seed_teaching_store(store)
+    return store
+
+
+def test_attempt_returns_typed_errors_and_lets_bugs_through(chapter: RemoteMemoryStore) -> None:
+    assert attempt(lambda: 42) == ("no error", "42")
+    error, message = attempt(lambda: conversation(chapter, "conversation-001", "again"))
+    assert error == "RemoteMemoryDuplicateError" and "conversation-001" in message
+    with pytest.raises(ZeroDivisionError):
+        attempt(lambda: 1 / 0)
+
+
+def test_error_hierarchy_frame() -> None:
+    frame = error_hierarchy_frame().set_index("error")
+    assert frame.loc["RemoteMemoryDuplicateError", "parent"] == "RemoteMemoryValidationError"
+    assert frame.loc["RemoteMemoryScopeError", "parent"] == "RemoteMemoryError"
+
+
+def test_every_failure_case_is_typed_and_names_its_field(tmp_path: Path) -> None:
+    cases = build_failure_cases(tmp_path / "cases", as_of=AS_OF)
+    frame = failure_frame(cases).set_index("case")
+    assert frame["message names it"].all()
+    expected = {
+        "empty query": "RemoteMemoryValidationError",
+        "punctuation-only query": "RemoteMemoryValidationError",
+        "limit 0": "RemoteMemoryValidationError",
+        "limit 11": "RemoteMemoryValidationError",
+        "limit True (a bool)": "RemoteMemoryValidationError",
+        "limit 2.5 (a float)": "RemoteMemoryValidationError",
+        "duplicate memory_id": "RemoteMemoryDuplicateError",
+        "captured_at not a timestamp": "RemoteMemoryValidationError",
+        "another user reads the file": "RemoteMemoryScopeError",
+        "another user appends to it": "RemoteMemoryScopeError",
+        "malformed line": "RemoteMemoryCorruptionError",
+        "torn last line": "RemoteMemoryCorruptionError",
+        "append after a torn line": "RemoteMemoryCorruptionError",
+        "no match": "no error",
+    }
+    assert frame["error"].to_dict() == expected
+    assert "empty_reason='no_matching_terms'" in frame.loc["no match", "message"]
+
+
+def test_running_the_cases_changes_no_store(tmp_path: Path) -> None:
+    cases = build_failure_cases(tmp_path, as_of=AS_OF)
+    before = {p.name: file_fingerprint(p) for p in tmp_path.glob("*.jsonl")}
+    failure_frame(cases)
+    failure_frame(cases)
+    assert {p.name: file_fingerprint(p) for p in tmp_path.glob("*.jsonl")} == before
+
+
+def test_failure_case_view_and_widget(tmp_path: Path) -> None:
+    cases = build_failure_cases(tmp_path, as_of=AS_OF)
+    frame = failure_frame(cases)
+    stories = {case.name: case.story for case in cases}
+    view = failure_case_view(frame, stories, "duplicate memory_id").set_index("field")
+    assert view.loc["error", "value"] == "RemoteMemoryDuplicateError"
+    assert "identity" in view.loc["why", "value"]
+    assert failure_case_view(frame, stories, "no such case").empty
+    box = failure_widget(frame, cases)
+    dropdown = box.children[0]
+    assert list(dropdown.options) == list(frame["case"])
+    dropdown.value = "limit 0"  # must not raise
+
+
+def test_read_only_frame_proves_recall_writes_nothing(chapter: RemoteMemoryStore) -> None:
+    frame = read_only_frame(chapter, RecallEngine(chapter), ["layered memory", "?!"],
+                            repeats=3, as_of=AS_OF)
+    assert list(frame["recall calls"]) == [0, 6]
+    before, after = frame.iloc[0], frame.iloc[1]
+    assert (before["bytes"], before["lines"], before["sha256"]) == (
+        after["bytes"], after["lines"], after["sha256"]
+    )
+    assert before["lines"] == 7
+
+
+def test_unlocked_check_then_append_corrupts_the_file(tmp_path: Path) -> None:
+    frame = unlocked_race_frame(tmp_path / "unlocked.jsonl")
+    assert list(frame["outcome"][:4]) == ["yes", "yes", "written", "written"]
+    assert frame["outcome"].iloc[-1].startswith("RemoteMemoryCorruptionError: line 9: duplicate")
+    assert count_lines_with_id(tmp_path / "unlocked.jsonl", "conversation-race") == (2, 9)
+
+
+@pytest.mark.slow
+def test_a_real_race_has_exactly_one_winner(chapter: RemoteMemoryStore) -> None:
+    report = race_for_memory_id(chapter.path, contenders=3)
+    assert report.outcomes == {"RemoteMemoryDuplicateError": 2, "appended (won)": 1}
+    assert report.lines_with_id_after == 1
+    assert (report.lines_before, report.lines_after) == (7, 8)
+    assert report.survivor_wrote_by_a_contender and report.clean_exits == 3
+    frame = race_frame(report).set_index("measure")
+    assert frame.loc["durable lines with the raced memory_id", "value"] == 1
+
+
+def test_race_needs_two_contenders(chapter: RemoteMemoryStore) -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        race_for_memory_id(chapter.path, contenders=1)
+
+
+def test_torn_line_is_refused_then_repaired_without_losing_a_byte(
+    chapter: RemoteMemoryStore,
+) -> None:
+    size = chapter.path.stat().st_size
+    torn = tear_last_line(chapter)
+    assert not torn.endswith(b"\n") and chapter.path.stat().st_size == size + len(torn)
+    for action in (chapter.read_all, lambda: conversation(chapter, "c-9", "x")):
+        error, message = attempt(action)
+        assert error == "RemoteMemoryCorruptionError" and message.startswith("line 8:")
+    report = fsck.check_store_file(chapter.path)
+    summary = fsck_frame(report).set_index("field")["value"]
+    assert summary["torn_tail_bytes"] == len(torn) and summary["healthy"] is False
+    original = chapter.path.read_bytes()
+    fsck.repair_store_file(chapter.path)
+    quarantine = fsck.read_quarantine(chapter.path)
+    assert bytes_accounted_for(original, chapter.path.read_bytes(), quarantine)
+    assert len(chapter.read_all()) == 7
+    conversation(chapter, "conversation-007", "written again")
+    assert len(chapter.read_all()) == 8
+
+
+def test_bytes_accounted_for_a_middle_chunk() -> None:
+    import base64
+
+    original = b"aaa\nBAD\nccc\n"
+    entry = {"byte_offset": 4, "bytes_b64": base64.b64encode(b"BAD\n").decode()}
+    assert bytes_accounted_for(original, b"aaa\nccc\n", [entry])
+    assert not bytes_accounted_for(original, b"aaa\n", [entry])
+
+
+def test_run_cli_prints_relative_paths(chapter: RemoteMemoryStore) -> None:
+    tear_last_line(chapter)
+    output = run_cli(["fsck", chapter.path.name], cwd=chapter.path.parent)
+    assert "store file: chapter.jsonl" in output and "torn tail:" in output
+    assert output.endswith("(exit status 1)")
+    assert str(chapter.path.parent) not in output
+
+
+def test_retraction_views(chapter: RemoteMemoryStore) -> None:
+    add_newer_profile(chapter)
+    engine = RecallEngine(chapter)
+    before = engine.recall("layered memory", query_id="q", as_of=AS_OF)
+    chapter.retract("conversation-003", reason="wrong", source=REVIEW_SOURCE,
+                    retraction_id="retraction-001")
+    after = engine.recall("layered memory", query_id="q", as_of=AS_OF)
+    summary = recall_summary_frame({"before": before, "after": after}).set_index("moment")
+    assert summary.loc["before", "hits"] == "conversation-003"
+    assert summary.loc["after", "hits"] == "(none)"
+    assert summary.loc["after", "retracted_records"] == 1
+    assert summary.loc["after", "searched_records"] == 5
+    lines = len(chapter.read_all())
+    errors = retraction_errors_frame(chapter)
+    assert list(errors["error"]) == ["RemoteMemoryValidationError"] * 3
+    assert len(chapter.read_all()) == lines  # refused retractions write nothing
+    trail = audit_frame(chapter).set_index("memory_id")
+    assert trail.loc["conversation-003", "hidden_by"] == "retraction-001"
+    assert trail.loc["retraction-001", "retracts"] == "conversation-003"
+    assert trail.loc["retraction-001", "kind"] == MemoryKind.RETRACTION.value
+
+
+def test_retraction_timeline_draws_every_line_and_arc(chapter: RemoteMemoryStore) -> None:
+    import matplotlib.pyplot as plt
+
+    chapter.retract("conversation-003", reason="wrong", source=REVIEW_SOURCE,
+                    retraction_id="retraction-001")
+    fig = retraction_timeline(chapter)
+    (ax,) = fig.axes
+    assert len(ax.get_xticks()) == 8
+    assert len(ax.patches) == 1  # one arc: one retraction
+    assert ax.get_title() == "8 lines, 1 hidden, 0 deleted"
+    plt.close(fig)
+
+
+def test_exercise_truth() -> None:
+    assert set(EXERCISE_CALLS) == {"A", "B", "C", "D", "E"}
+    assert exercise_truth() == {
+        "A": "RemoteMemoryValidationError",
+        "B": "RemoteMemoryDuplicateError",
+        "C": "RemoteMemoryScopeError",
+        "D": None,
+        "E": "RemoteMemoryCorruptionError",
+    }
+
+
+def test_checker_accepts_the_reference_solution() -> None:
+    answer = runpy.run_path(str(SOLUTION))["my_prediction"]
+    assert check_error_predictions(answer).startswith("✅")
+
+
+def test_checker_accepts_names_and_no_error_spellings() -> None:
+    answer = {
+        "A": "RemoteMemoryValidationError",
+        "B": "RemoteMemoryDuplicateError",
+        "C": " RemoteMemoryScopeError ",
+        "D": "no error",
+        "E": RemoteMemoryCorruptionError,
+    }
+    assert check_error_predictions(answer).startswith("✅")
+
+
+@pytest.mark.parametrize(
+    ("answer", "start", "fragment"),
+    [
+        (..., "⏳", "Not answered"),
+        ({"A": RemoteMemoryValidationError, "B": ...}, "⏳", "B, C, D, E"),
+        ({"A": RemoteMemoryValidationError, "B": RemoteMemoryValidationError,
+          "C": RemoteMemoryScopeError, "D": None, "E": RemoteMemoryCorruptionError},
+         "❌", "more specific"),
+        ({"A": RemoteMemoryValidationError, "B": RemoteMemoryDuplicateError,
+          "C": RemoteMemoryCorruptionError, "D": None, "E": RemoteMemoryCorruptionError},
+         "❌", "whose lines"),
+        ({"A": RemoteMemoryValidationError, "B": RemoteMemoryDuplicateError,
+          "C": RemoteMemoryScopeError, "D": RemoteMemoryValidationError,
+          "E": RemoteMemoryCorruptionError}, "❌", "explained empty result"),
+        ({"A": RemoteMemoryScopeError, "B": RemoteMemoryDuplicateError,
+          "C": RemoteMemoryScopeError, "D": None, "E": RemoteMemoryValidationError},
+         "❌", "2 of 5"),
+        ("RemoteMemoryScopeError", "❌", "dict"),
+    ],
+)
+def test_checker_rejects_wrong_answers(answer: object, start: str, fragment: str) -> None:
+    message = check_error_predictions(answer)
+    assert message.startswith(start) and fragment in message
+
+
+def test_duplicate_is_a_validation_error() -> None:
+    # The checker's hint for B relies on this relationship.
+    assert issubclass(RemoteMemoryDuplicateError, RemoteMemoryValidationError)
+    assert not issubclass(RemoteMemoryScopeError, RemoteMemoryValidationError)
