@@ -96,7 +96,12 @@ def parse_timestamp(value: object, field: str) -> datetime:
         )
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-01:00 is past datetime.max in UTC
+        raise RemoteMemoryValidationError(
+            f"{field} {str(value)[:40]!r} is outside the years 1-9999 once converted to UTC"
+        ) from None
 
 
 def format_timestamp(moment: datetime) -> str:

@@ -50,6 +50,10 @@ def build_recall_candidates(query: RecallQuery, records: Iterable[StoredMemory])
     """Pure: reads ``records``, returns candidates in the order the records came."""
     if not isinstance(query, RecallQuery):
         raise RemoteMemoryValidationError(f"query must be a RecallQuery, got {type_name(query)}")
+    if isinstance(records, str | bytes) or not isinstance(records, Iterable):
+        raise RemoteMemoryValidationError(
+            f"records must be an iterable of StoredMemory, got {type_name(records)}"
+        )
     records = tuple(records)
     for position, record in enumerate(records):
         if not isinstance(record, StoredMemory):

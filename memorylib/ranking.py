@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from ._checks import type_name
+from ._checks import parse_timestamp, type_name
 from .candidates import CandidateSet
 from .errors import RemoteMemoryValidationError
 from .records import RecallCandidate, RecallHit, RecallQuery, RecallScope, RecallScoreBreakdown
-from .scoring import DEFAULT_POLICY, ScoringPolicy, score_recall_candidate
+from .scoring import DEFAULT_POLICY, ScoringPolicy, require_policy, score_recall_candidate
 
 __all__ = ["capture_micros", "hit_from", "rank_key", "stable_rank_recall_candidates"]
 
@@ -60,15 +60,23 @@ def stable_rank_recall_candidates(
     policy: ScoringPolicy = DEFAULT_POLICY,
 ) -> tuple[RecallHit, ...]:
     """Score every candidate, order by the explicit keys, keep ``query.limit``. Pure."""
+    if not isinstance(query, RecallQuery):
+        raise RemoteMemoryValidationError(f"query must be a RecallQuery, got {type_name(query)}")
+    moment = parse_timestamp(as_of, "as_of")
+    policy = require_policy(policy)
     if isinstance(candidates, CandidateSet):
         candidates = candidates.candidates
+    if isinstance(candidates, str | bytes) or not isinstance(candidates, Iterable):
+        raise RemoteMemoryValidationError(
+            f"candidates must be an iterable of RecallCandidate, got {type_name(candidates)}"
+        )
     scored = []
     for position, candidate in enumerate(candidates):
         if not isinstance(candidate, RecallCandidate):
             raise RemoteMemoryValidationError(
                 f"candidates[{position}] must be a RecallCandidate, got {type_name(candidate)}"
             )
-        breakdown = score_recall_candidate(query, candidate, as_of=as_of, policy=policy)
+        breakdown = score_recall_candidate(query, candidate, as_of=moment, policy=policy)
         scored.append((rank_key(breakdown, candidate), candidate, breakdown))
     scored.sort(key=lambda item: item[0])
     return tuple(

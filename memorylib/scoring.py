@@ -43,7 +43,11 @@ class ScoringPolicy:
                 raise RemoteMemoryValidationError(
                     f"{name} must be a number, got {type_name(value)}"
                 )
-            if not math.isfinite(value) or value < 0:
+            try:
+                finite = math.isfinite(value)
+            except OverflowError:  # an int too large for a float
+                finite = False
+            if not finite or value < 0:
                 raise RemoteMemoryValidationError(f"{name} must be finite and >= 0, got {value}")
         if self.recency_window_days <= 0:
             raise RemoteMemoryValidationError("recency_window_days must be > 0")

@@ -55,6 +55,16 @@ _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _PROBE_BYTES = 64  # bytes before the read offset remembered to detect in-place rewrites
 
 
+def _make_private_dirs(directory: Path) -> None:
+    """Create ``directory`` and any missing ancestor owner-only (0o700), not umask-wide."""
+    missing = []
+    while not directory.is_dir() and directory != directory.parent:
+        missing.append(directory)
+        directory = directory.parent
+    for each in reversed(missing):
+        each.mkdir(mode=0o700, exist_ok=True)
+
+
 def user_scope_for(user_id: object) -> str:
     """First 16 hex chars of sha256(user_id.strip().casefold()); the raw id never hits disk."""
     if not isinstance(user_id, str):
@@ -79,10 +89,27 @@ def normalize_source(source: object) -> MemorySource:
     )
 
 
+_scan_json = json.JSONDecoder().scan_once  # the scanner json.loads runs on a str
+
+
+def _loads(raw: bytes) -> object:
+    """``json.loads(raw)``, quicker for the usual line: UTF-8, one object, nothing after it."""
+    if raw[:1] == b"{" and raw[1:2] != b"\x00":  # json.loads would decode it as UTF-8 too
+        text = raw.decode("utf-8", "surrogatepass")
+        try:
+            payload, end = _scan_json(text, 0)
+        except (ValueError, StopIteration):
+            pass  # json.loads below raises the error with its usual message
+        else:
+            if end == len(text):
+                return payload
+    return json.loads(raw)
+
+
 def parse_line(raw: bytes, lineno: int) -> StoredMemory:
     """One JSONL line -> StoredMemory, or RemoteMemoryCorruptionError naming the line."""
     try:
-        payload = json.loads(raw)
+        payload = _loads(raw)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         raise RemoteMemoryCorruptionError(f"line {lineno}: not valid JSON ({exc})") from None
     try:
@@ -127,7 +154,14 @@ class RemoteMemoryStore:
             )
         if isinstance(path, str) and not path.strip():
             raise RemoteMemoryValidationError("path must not be empty")
-        self.path = Path(path)
+        try:
+            self.path = Path(path)
+        except TypeError:  # an os.PathLike whose __fspath__ returns bytes
+            raise RemoteMemoryValidationError("path must be a str path, got bytes") from None
+        if "\0" in str(self.path) or self.path.name in ("", ".", ".."):
+            raise RemoteMemoryValidationError(
+                f"path {str(path)[:80]!r} must name a file (no NUL byte, not '.' or '..')"
+            )
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.user_scope = user_scope_for(user_id)
         self._state = _LogState()
@@ -141,7 +175,7 @@ class RemoteMemoryStore:
     def _locked(self, *, create: bool) -> Iterator[None]:
         """Hold the store's exclusive lock. Reads of a read-only location go unlocked."""
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _make_private_dirs(self.path.parent)
         elif not self.path.parent.is_dir() or not os.access(self.path.parent, os.W_OK):
             yield  # nothing to lock against: no writer can exist without write access
             return
@@ -157,6 +191,11 @@ class RemoteMemoryStore:
             yield
         finally:
             lock.release()
+
+    def _is_a_directory(self) -> RemoteMemoryValidationError:
+        return RemoteMemoryValidationError(
+            f"path {self.path.name!r} is a directory; a store path must name a JSONL file"
+        )
 
     def _check_owner(self, st: os.stat_result) -> None:
         getuid = getattr(os, "geteuid", None)
@@ -210,6 +249,8 @@ class RemoteMemoryStore:
                     data = handle.read()
             except FileNotFoundError:
                 return ()
+            except IsADirectoryError:
+                raise self._is_a_directory() from None
         return tuple(self._parse_block(data, 1))
 
     def _sync(self) -> _LogState:
@@ -226,6 +267,8 @@ class RemoteMemoryStore:
             if state.identity is not None or state.records:
                 state.reset()
             return state
+        except IsADirectoryError:
+            raise self._is_a_directory() from None
         with handle:
             st = os.fstat(handle.fileno())
             self._check_owner(st)
@@ -387,6 +430,8 @@ class RemoteMemoryStore:
         retractions raise RemoteMemoryValidationError.
         """
         target_id = require_memory_id(memory_id)
+        if retraction_id is not None:
+            require_memory_id(retraction_id, "retraction_id")
         checked_reason = require_text(reason, "reason", max_chars=MAX_SUMMARY_CHARS)
         record = self._new_record(
             kind=MemoryKind.RETRACTION,

@@ -91,6 +91,8 @@ def recall_history(
         from .runtime import default_runtime
 
         engine = default_runtime().engine
+    elif not isinstance(engine, RecallEngine):
+        raise RemoteMemoryValidationError(f"engine must be a RecallEngine, got {type_name(engine)}")
     result = engine.recall(query, limit=limit, as_of=as_of, query_id=query_id)
     return json.dumps(result.to_dict(), ensure_ascii=False)
 

@@ -1,0 +1,536 @@
+"""Check and repair a store file: ``python -m memorylib fsck PATH`` / ``repair PATH``.
+
+The store never skips a bad line: ``read_all`` raises on a torn tail (a write that a
+crash interrupted) or a malformed line, and ``append`` refuses to write after one.
+These two tools get a store readable again without losing a byte:
+
+* ``check_store_file(path)`` reads the file and reports what it holds (lines,
+  records per kind, user scopes) and every problem, by line. It needs no user id and
+  changes nothing (it waits for the store's lock when one exists, so a write in
+  progress is not mistaken for a torn tail).
+* ``repair_store_file(path)`` takes the store's lock, copies every bad chunk (the torn
+  tail, malformed or duplicate lines) into ``<store>.quarantine.jsonl`` beside the
+  store, ``fsync``s it, and only then removes the chunks from the store: a torn tail
+  is truncated in place; bad lines in the middle mean a rewrite through a temporary
+  file, ``fsync`` and ``os.replace``. The good bytes plus the quarantined bytes are
+  exactly the original file. A file that mixes user scopes, or belongs to another OS
+  user, is refused (typed error) and left untouched: a person must decide.
+
+Each quarantine line is one JSON object: ``store``, ``line``, ``byte_offset``,
+``length``, ``reason``, ``sha256``, ``bytes_b64`` (the original bytes) and
+``quarantined_at``. ``read_quarantine(path)`` decodes it again.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import sys
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TextIO
+
+import filelock
+
+from ._checks import format_timestamp, utc_now
+from .errors import (
+    RemoteMemoryCorruptionError,
+    RemoteMemoryError,
+    RemoteMemoryScopeError,
+    RemoteMemoryValidationError,
+)
+from .store import LOCK_TIMEOUT_SECONDS, RemoteMemoryStore, parse_line
+
+__all__ = [
+    "FsckReport",
+    "QuarantinedChunk",
+    "RepairReport",
+    "check_store_file",
+    "main_fsck",
+    "main_repair",
+    "quarantine_path_for",
+    "read_quarantine",
+    "repair_store_file",
+]
+
+_SHOWN_PROBLEMS = 20  # the human report lists this many problems, then counts the rest
+
+
+@dataclass(frozen=True)
+class FsckReport:
+    """What a store file holds and what is wrong with it. Nothing was changed.
+
+    ``problems`` are ``(line, message)`` pairs in file order; line 0 means the whole
+    file. ``torn_tail_bytes`` counts bytes after the last newline (an interrupted write).
+    """
+
+    path: str
+    size_bytes: int
+    lines: int
+    records: int
+    records_by_kind: Mapping[str, int]
+    user_scopes: tuple[str, ...]
+    problems: tuple[tuple[int, str], ...]
+    torn_tail_bytes: int
+    owner_uid: int | None = None
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems and self.torn_tail_bytes == 0
+
+
+@dataclass(frozen=True)
+class QuarantinedChunk:
+    """One chunk moved out of the store: where it was and why."""
+
+    line: int
+    byte_offset: int
+    length: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class RepairReport:
+    """What ``repair_store_file`` did. ``method``: 'none', 'truncate' or 'rewrite'."""
+
+    path: str
+    quarantine_path: str
+    method: str
+    quarantined: tuple[QuarantinedChunk, ...]
+    records_kept: int
+    bytes_kept: int
+    bytes_quarantined: int
+    torn_tail_bytes: int
+    after: FsckReport | None = field(default=None, compare=False)
+
+    @property
+    def changed(self) -> bool:
+        return self.method != "none"
+
+
+# -- scanning -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Line:
+    lineno: int
+    offset: int
+    raw: bytes  # without the newline
+    kind: str | None = None
+    scope: str | None = None
+    problem: str | None = None
+
+
+@dataclass
+class _Scan:
+    lines: list[_Line]
+    tail_offset: int
+    tail: bytes
+    scope_counts: Counter[str]
+    scope_first_line: dict[str, int]
+
+
+def _strip_line_prefix(message: str, lineno: int) -> str:
+    prefix = f"line {lineno}: "
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
+def _scan(data: bytes) -> _Scan:
+    """Split into complete lines and a tail; parse each line; find duplicates."""
+    lines: list[_Line] = []
+    seen: dict[str, int] = {}
+    scope_counts: Counter[str] = Counter()
+    scope_first: dict[str, int] = {}
+    offset = 0
+    lineno = 0
+    while True:
+        end = data.find(b"\n", offset)
+        if end < 0:
+            break
+        lineno += 1
+        entry = _Line(lineno, offset, data[offset:end])
+        offset = end + 1
+        lines.append(entry)
+        try:
+            record = parse_line(entry.raw, lineno)
+        except RemoteMemoryCorruptionError as exc:
+            entry.problem = _strip_line_prefix(str(exc), lineno)
+            continue
+        first = seen.get(record.memory_id)
+        if first is not None:
+            entry.problem = (
+                f"duplicate memory_id {record.memory_id!r} (first stored on line {first}); "
+                "the first line wins"
+            )
+            continue
+        seen[record.memory_id] = lineno
+        entry.kind = record.kind.value
+        entry.scope = record.user_scope
+        scope_counts[record.user_scope] += 1
+        scope_first.setdefault(record.user_scope, lineno)
+    return _Scan(lines, offset, data[offset:], scope_counts, scope_first)
+
+
+def _report(path: Path, data: bytes, scan: _Scan, owner_uid: int | None) -> FsckReport:
+    problems: list[tuple[int, str]] = []
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    if owner_uid is not None and euid is not None and owner_uid != euid:
+        problems.append(
+            (
+                0,
+                f"the file belongs to OS uid {owner_uid}, not to you (uid {euid}); "
+                "the store refuses to read or write it",
+            )
+        )
+    problems.extend((e.lineno, e.problem) for e in scan.lines if e.problem is not None)
+    if len(scan.scope_counts) > 1:
+        owner = next(iter(scan.scope_counts))  # the scope of the first good record
+        for scope, count in scan.scope_counts.items():
+            if scope != owner:
+                problems.append(
+                    (
+                        scan.scope_first_line[scope],
+                        f"{count} record(s) of user_scope {scope!r} in a file whose first "
+                        f"record is {owner!r}: the file mixes user scopes",
+                    )
+                )
+    if scan.tail:
+        problems.append(
+            (
+                len(scan.lines) + 1,
+                f"torn record: {len(scan.tail)} bytes with no newline at byte "
+                f"{scan.tail_offset} (a write was interrupted)",
+            )
+        )
+    problems.sort(key=lambda p: p[0])
+    kinds = Counter(e.kind for e in scan.lines if e.kind is not None)
+    return FsckReport(
+        path=str(path),
+        size_bytes=len(data),
+        lines=len(scan.lines),
+        records=sum(kinds.values()),
+        records_by_kind=MappingProxyType(dict(sorted(kinds.items()))),
+        user_scopes=tuple(sorted(scan.scope_counts)),
+        problems=tuple(problems),
+        torn_tail_bytes=len(scan.tail),
+        owner_uid=owner_uid,
+    )
+
+
+# -- locking and reading --------------------------------------------------------------------
+
+
+def _store_path(path: object) -> Path:
+    if not isinstance(path, str | os.PathLike):
+        raise RemoteMemoryValidationError(
+            f"path must be a str or os.PathLike, got {type(path).__name__}"
+        )
+    return Path(path)
+
+
+def _lock_path(path: Path) -> Path:
+    # The store computes its lock path from the store path alone; the user id is unused.
+    return RemoteMemoryStore(path, user_id="fsck").lock_path
+
+
+@contextmanager
+def _store_lock(path: Path, *, create: bool) -> Iterator[None]:
+    """The store's own lock. Without ``create``, only an existing lock file is used."""
+    lock_path = _lock_path(path)
+    if not create and not lock_path.exists():
+        yield
+        return
+    lock = filelock.FileLock(lock_path, mode=0o600, timeout=LOCK_TIMEOUT_SECONDS)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise RemoteMemoryError(
+            f"could not lock {lock_path.name} within {LOCK_TIMEOUT_SECONDS:.0f} s; "
+            "a writer holds it"
+        ) from None
+    except OSError:
+        if create:
+            raise
+        yield  # a read-only check of a lock we may not open (another account's store)
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _read(path: Path) -> tuple[bytes, os.stat_result]:
+    try:
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            return handle.read(), st
+    except FileNotFoundError:
+        raise RemoteMemoryValidationError(f"no store file at {str(path)!r}") from None
+    except IsADirectoryError:
+        raise RemoteMemoryValidationError(f"{str(path)!r} is a directory, not a store") from None
+
+
+def check_store_file(path: str | os.PathLike[str]) -> FsckReport:
+    """Report on a store file without changing it (and without needing the user id)."""
+    store_path = _store_path(path)
+    _lock_path(store_path)  # validates the path like the store does
+    with _store_lock(store_path, create=False):
+        data, st = _read(store_path)
+    return _report(store_path, data, _scan(data), st.st_uid)
+
+
+# -- repairing --------------------------------------------------------------------------------
+
+
+def quarantine_path_for(path: str | os.PathLike[str]) -> Path:
+    store_path = Path(path)
+    return store_path.with_name(store_path.name + ".quarantine.jsonl")
+
+
+def _fsync_directory(directory: Path) -> None:
+    if hasattr(os, "O_DIRECTORY"):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _append_quarantine(target: Path, entries: list[dict[str, Any]]) -> None:
+    created = not target.exists()
+    payload = b"".join(
+        json.dumps(entry, ensure_ascii=True, sort_keys=True).encode("ascii") + b"\n"
+        for entry in entries
+    )
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        _write_all(fd, payload)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_directory(target.parent)
+
+
+def _truncate(path: Path, size: int) -> None:
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _rewrite(path: Path, data: bytes) -> None:
+    temp = path.with_name(f"{path.name}.repair-{uuid.uuid4().hex[:12]}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(temp, flags, 0o600)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+
+
+def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
+    """Quarantine the torn tail and every bad line, keeping every byte; see the module doc.
+
+    Raises RemoteMemoryScopeError (and changes nothing) when the file mixes user scopes
+    or belongs to another OS user, RemoteMemoryValidationError when there is no file.
+    """
+    store_path = _store_path(path)
+    _lock_path(store_path)
+    quarantine = quarantine_path_for(store_path)
+    with _store_lock(store_path, create=True):
+        data, st = _read(store_path)
+        scan = _scan(data)
+        before = _report(store_path, data, scan, st.st_uid)
+        if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            raise RemoteMemoryScopeError(
+                f"{store_path.name} belongs to OS uid {st.st_uid}; repair refuses to change "
+                "another user's store (nothing was changed)"
+            )
+        if len(scan.scope_counts) > 1:
+            scopes = ", ".join(f"{s!r} ({n} records)" for s, n in scan.scope_counts.items())
+            raise RemoteMemoryScopeError(
+                f"{store_path.name} mixes user scopes {scopes}; repair refuses to choose an "
+                "owner (nothing was changed): split the file by user_scope by hand"
+            )
+        bad = [e for e in scan.lines if e.problem is not None]
+        if not bad and not scan.tail:
+            return RepairReport(
+                path=str(store_path),
+                quarantine_path=str(quarantine),
+                method="none",
+                quarantined=(),
+                records_kept=before.records,
+                bytes_kept=len(data),
+                bytes_quarantined=0,
+                torn_tail_bytes=0,
+                after=before,
+            )
+        moment = format_timestamp(utc_now())
+        chunks: list[QuarantinedChunk] = []
+        entries: list[dict[str, Any]] = []
+
+        def keep(lineno: int, offset: int, chunk: bytes, reason: str) -> None:
+            chunks.append(QuarantinedChunk(lineno, offset, len(chunk), reason))
+            entries.append(
+                {
+                    "store": store_path.name,
+                    "line": lineno,
+                    "byte_offset": offset,
+                    "length": len(chunk),
+                    "reason": reason,
+                    "sha256": hashlib.sha256(chunk).hexdigest(),
+                    "bytes_b64": base64.b64encode(chunk).decode("ascii"),
+                    "quarantined_at": moment,
+                }
+            )
+
+        for entry in bad:
+            keep(entry.lineno, entry.offset, entry.raw + b"\n", entry.problem or "bad line")
+        if scan.tail:
+            keep(
+                len(scan.lines) + 1,
+                scan.tail_offset,
+                scan.tail,
+                f"torn record: {len(scan.tail)} bytes with no newline (an interrupted write)",
+            )
+        good = b"".join(e.raw + b"\n" for e in scan.lines if e.problem is None)
+        quarantined_bytes = sum(c.length for c in chunks)
+        if len(good) + quarantined_bytes != len(data):  # never lose a byte
+            raise RemoteMemoryCorruptionError(
+                f"repair of {store_path.name} would not account for every byte; nothing changed"
+            )
+        _append_quarantine(quarantine, entries)
+        if bad:
+            _rewrite(store_path.resolve(), good)  # a symlinked store stays a symlink
+            method = "rewrite"
+        else:
+            _truncate(store_path, scan.tail_offset)
+            method = "truncate"
+        after_data, after_st = _read(store_path)
+        after = _report(store_path, after_data, _scan(after_data), after_st.st_uid)
+    if not after.healthy:
+        raise RemoteMemoryCorruptionError(
+            f"{store_path.name} still has problems after repair: {after.problems[:3]}"
+        )
+    return RepairReport(
+        path=str(store_path),
+        quarantine_path=str(quarantine),
+        method=method,
+        quarantined=tuple(chunks),
+        records_kept=after.records,
+        bytes_kept=len(after_data),
+        bytes_quarantined=quarantined_bytes,
+        torn_tail_bytes=len(scan.tail),
+        after=after,
+    )
+
+
+def read_quarantine(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The quarantine entries of a store (``path`` is the store), bytes decoded again."""
+    target = quarantine_path_for(path)
+    entries = []
+    try:
+        text = target.read_text(encoding="ascii")
+    except FileNotFoundError:
+        return []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        try:
+            entry = json.loads(line)
+            entry["bytes"] = base64.b64decode(entry["bytes_b64"], validate=True)
+        except (ValueError, KeyError, TypeError):
+            raise RemoteMemoryCorruptionError(
+                f"{target.name} line {lineno}: not a quarantine entry"
+            ) from None
+        entries.append(entry)
+    return entries
+
+
+# -- command line -----------------------------------------------------------------------------
+
+
+def format_report(report: FsckReport) -> str:
+    kinds = ", ".join(f"{kind} {n}" for kind, n in report.records_by_kind.items()) or "none"
+    scopes = ", ".join(report.user_scopes) or "none"
+    out = [
+        f"store file: {report.path} ({report.size_bytes} bytes)",
+        f"lines: {report.lines} complete; records: {report.records} ({kinds})",
+        f"user scopes: {scopes}",
+        f"torn tail: {report.torn_tail_bytes} bytes",
+    ]
+    if report.healthy:
+        out.append("status: healthy")
+        return "\n".join(out)
+    out.append(f"problems: {len(report.problems)}")
+    for line, message in report.problems[:_SHOWN_PROBLEMS]:
+        out.append(f"  {'file' if line == 0 else f'line {line}'}: {message}")
+    if len(report.problems) > _SHOWN_PROBLEMS:
+        out.append(f"  ... and {len(report.problems) - _SHOWN_PROBLEMS} more")
+    out.append(
+        "status: PROBLEMS. `python -m memorylib repair PATH` moves bad lines to "
+        "PATH.quarantine.jsonl (every byte is kept)"
+    )
+    return "\n".join(out)
+
+
+def main_fsck(path: str, out: TextIO | None = None) -> int:
+    """Print a report; exit status 0 healthy, 1 problems, 2 could not check."""
+    stream = out or sys.stdout
+    try:
+        report = check_store_file(path)
+    except RemoteMemoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_report(report), file=stream)
+    return 0 if report.healthy else 1
+
+
+def main_repair(path: str, out: TextIO | None = None) -> int:
+    """Repair and print what moved where; 0 when the store is healthy afterwards."""
+    stream = out or sys.stdout
+    try:
+        result = repair_store_file(path)
+    except RemoteMemoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not result.changed:
+        print(f"{result.path}: healthy, nothing to repair", file=stream)
+    else:
+        print(
+            f"{result.path}: {len(result.quarantined)} chunk(s), {result.bytes_quarantined} "
+            f"bytes moved to {result.quarantine_path} ({result.method})",
+            file=stream,
+        )
+        for chunk in result.quarantined:
+            print(
+                f"  line {chunk.line} (byte {chunk.byte_offset}, {chunk.length} bytes): "
+                f"{chunk.reason}",
+                file=stream,
+            )
+        print(f"kept {result.records_kept} records ({result.bytes_kept} bytes)", file=stream)
+    if result.after is not None:
+        print(format_report(result.after), file=stream)
+    return 0 if result.after is None or result.after.healthy else 1
