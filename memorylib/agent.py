@@ -71,7 +71,8 @@ def agent_loop(
             tools=[RECALL_HISTORY_TOOL],
             messages=messages,
         )
-        blocks = [block_to_dict(b) for b in _field(response, "content", [])]
+        # ``or []``: a response that is not a Messages API reply may carry content=None.
+        blocks = [block_to_dict(b) for b in _field(response, "content", None) or []]
         messages.append({"role": "assistant", "content": blocks})
         results = []
         for block in blocks:

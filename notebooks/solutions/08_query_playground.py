@@ -1,0 +1,9 @@
+"""Reference solution for notebook 08 (query playground), "Your turn".
+
+A query that Mei's store answers and Omar's cannot: "pgvector". Only Mei discussed
+pgvector (her July plan and its September reversal), so her store has candidates and
+Omar's 46 searched records share no term with it. "JSONL", "transcripts" or "上下文预算"
+work too; "cache TTL", "recall" or "memory" do not: Omar's own records contain them.
+"""
+
+my_isolation_query = "pgvector"

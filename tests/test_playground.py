@@ -1,0 +1,350 @@
+"""Notebook 08's playground: the pure view model, its HTML / SVG / figure, the widget wiring."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from datetime import date
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from memorylib import RecallEngine, render_recall_context, user_scope_for
+from memorylib.datasets import (
+    CHAPTER_USER,
+    COURSE_AS_OF,
+    COURSE_USERS,
+    build_course_store,
+)
+from memorylib.notebook import playground as pg
+from memorylib.notebook.playground import (
+    DEFAULT_STATE,
+    HIT_COLUMNS,
+    PlaygroundCatalog,
+    PlaygroundState,
+    playground_view,
+)
+
+SOLUTION = (
+    Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / "08_query_playground.py"
+)
+MEI, OMAR = COURSE_USERS[0], COURSE_USERS[1]
+CHAPTER = PlaygroundState(
+    query="  LAYERED   Memory  ",
+    dataset="chapter",
+    user=CHAPTER_USER,
+    as_of="2026-08-02T12:00:00Z",
+)
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> PlaygroundCatalog:
+    # a small generated store keeps the suite fast; the notebook uses 10,000 records
+    return PlaygroundCatalog(tmp_path_factory.mktemp("playground"), generated_records=300)
+
+
+class Cells(HTMLParser):
+    """Collects the text of every <td class=...> of one class, and the tags seen."""
+
+    def __init__(self, css: str) -> None:
+        super().__init__()
+        self.css, self.values, self.tags, self._inside = css, [], [], False
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        self._inside = tag == "td" and attributes.get("class") == self.css
+
+    def handle_data(self, data):
+        if self._inside:
+            self.values.append(data)
+            self._inside = False
+
+
+def cells(markup: str, css: str = "memory-id") -> Cells:
+    parser = Cells(css)
+    parser.feed(markup)
+    return parser
+
+
+# -- the view model ----------------------------------------------------------------------
+
+
+def test_the_default_state_matches_the_engine_run_directly(catalog, tmp_path) -> None:
+    view = playground_view(DEFAULT_STATE, catalog)
+    assert view.ok and view.error is None
+    expected = RecallEngine(build_course_store(tmp_path, MEI)).recall(
+        DEFAULT_STATE.query, limit=5, as_of=COURSE_AS_OF, query_id=DEFAULT_STATE.query_id
+    )
+    assert view.result == expected
+    assert view.hit_ids == [hit.memory_id for hit in expected.hits]
+    assert list(view.funnel["records"]) == [69, 26, 5]
+    assert view.result.retracted_records == 1
+    assert tuple(view.hits.columns) == HIT_COLUMNS
+    assert list(view.hits["rank"]) == [1, 2, 3, 4, 5]
+    assert set(view.hits["user_scope"]) == {user_scope_for(MEI)}
+    assert view.context == render_recall_context(expected)
+
+
+def test_the_chapter_example_gives_the_chapter_numbers(catalog) -> None:
+    view = playground_view(CHAPTER, catalog)
+    assert view.query.normalized_text == "layered memory"
+    assert view.query.terms == ("layered", "memory")
+    assert view.hit_ids == ["conversation-003"]
+    row = view.hits.iloc[0]
+    assert (row["lexical_coverage"], row["recency"], row["total"]) == (1.0, 0.967742, 0.995161)
+    assert row["age_days"] == 1.0
+    assert row["matched_terms"] == "2/2: layered, memory"
+    assert list(view.funnel["records"]) == [6, 1, 1]
+
+
+def test_the_view_is_pure_and_recall_leaves_the_store_unchanged(catalog) -> None:
+    store = catalog.store("course", MEI)
+    before = hashlib.sha256(store.path.read_bytes()).hexdigest()
+    first, second = (playground_view(DEFAULT_STATE, catalog) for _ in range(2))
+    assert first.hits.equals(second.hits) and first.funnel.equals(second.funnel)
+    assert first.context == second.context and first.result == second.result
+    assert hashlib.sha256(store.path.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"query": "!!!"}, "has no searchable term"),
+        ({"query": "   "}, "query text is empty"),
+        ({"limit": 11}, "limit must be between 1 and 10"),
+        ({"limit": 0}, "limit must be between 1 and 10"),
+        ({"lexical_weight": 0.0, "recency_weight": 0.0}, "cannot both be 0"),
+        ({"recency_window_days": 0.0}, "recency_window_days"),
+        ({"as_of": ""}, "as_of"),
+    ],
+)
+def test_a_rejection_is_a_typed_message_not_an_exception(catalog, change, message) -> None:
+    view = playground_view(replace(DEFAULT_STATE, **change), catalog)
+    assert not view.ok
+    assert view.error.startswith("RemoteMemoryValidationError: ")
+    assert message in view.error
+    assert view.hits.empty and list(view.funnel["records"]) == [0, 0, 0]
+    assert view.context == "" and view.hit_ids == []
+    assert "rejected" in pg.summary_text(view)
+
+
+def test_no_match_is_an_explained_empty_result(catalog) -> None:
+    view = playground_view(replace(DEFAULT_STATE, query="zzqxv quokka"), catalog)
+    assert view.ok and view.hits.empty and view.context == ""
+    assert view.result.empty_reason == "no_matching_terms"
+    assert list(view.funnel["records"]) == [69, 0, 0]
+    assert "no hits: empty_reason = no_matching_terms" in pg.hits_table_html(view)
+
+
+def test_each_user_is_answered_from_their_own_store_only(catalog) -> None:
+    for user in COURSE_USERS:
+        view = playground_view(replace(DEFAULT_STATE, query="cache TTL", user=user), catalog)
+        assert view.user_scope == user_scope_for(user)
+        assert set(view.hits["user_scope"]) <= {view.user_scope}
+        assert all(hit.scope.user_scope == view.user_scope for hit in view.result.hits)
+    # a user who owns nothing in a dataset searches an empty store of their own
+    empty = playground_view(replace(CHAPTER, user=MEI), catalog)
+    assert list(empty.funnel["records"]) == [0, 0, 0] and empty.ok
+
+
+def test_weights_and_window_change_the_ranking_and_are_reported(catalog) -> None:
+    state = replace(DEFAULT_STATE, query="pgvector semantic recall decision")
+    chapter = playground_view(state, catalog)
+    fresh = playground_view(replace(state, lexical_weight=0.4, recency_weight=0.6), catalog)
+    assert chapter.hit_ids[0] == "mei-conv-053" and fresh.hit_ids[0] != "mei-conv-053"
+    breakdown = fresh.result.hits[0].score_breakdown
+    assert (breakdown.lexical_weight, breakdown.recency_weight) == (0.4, 0.6)
+    wide = playground_view(replace(state, recency_window_days=365.0), catalog)
+    assert wide.result.hits[0].score_breakdown.recency_window_days == 365.0
+    assert "window 365 days" in pg.summary_text(wide)
+    frame = pg.compare_rankings({"a": state, "b": replace(state, recency_weight=0.6)}, catalog)
+    assert list(frame.columns) == ["a", "b"] and frame.index[0] == 1
+    assert frame.iloc[0, 0].startswith("mei-conv-053 (3/4, ")
+
+
+def test_compare_users_lists_every_user(catalog) -> None:
+    frame = pg.compare_users(replace(DEFAULT_STATE, query="cache TTL"), COURSE_USERS, catalog)
+    assert list(frame["user"]) == list(COURSE_USERS)
+    assert list(frame["user_scope"]) == [user_scope_for(u) for u in COURSE_USERS]
+    wen = frame.iloc[3]
+    assert (wen["candidates"], wen["hits"], wen["scopes of the hits"]) == (0, "-", "-")
+
+
+def test_as_of_on_keeps_the_dataset_clock_time() -> None:
+    assert pg.as_of_on(date(2026, 11, 1), "course") == "2026-11-01T09:00:00Z"
+    assert pg.as_of_on(date(2026, 8, 2), "chapter") == CHAPTER.as_of
+
+
+def test_the_catalog_builds_each_store_once_on_first_use(tmp_path) -> None:
+    catalog = PlaygroundCatalog(tmp_path, generated_records=120)
+    assert not catalog.is_built("generated", OMAR)
+    engine = catalog.engine("generated", OMAR)
+    assert catalog.is_built("generated", OMAR) and catalog.engine("generated", OMAR) is engine
+    view = playground_view(replace(DEFAULT_STATE, dataset="generated", user=OMAR), catalog)
+    assert view.result.searched_records == 119  # record 0 is a PROFILE snapshot
+    other = catalog.engine("generated", MEI)
+    assert other.store.path != engine.store.path  # one file per user scope
+    with pytest.raises(KeyError, match="dataset must be one of"):
+        catalog.engine("nope", MEI)
+
+
+# -- HTML, SVG and the figure ---------------------------------------------------------------
+
+
+def test_the_hits_table_has_a_stable_selectable_shape(catalog) -> None:
+    view = playground_view(replace(DEFAULT_STATE, limit=3), catalog)
+    markup = pg.hits_table_html(view)
+    parsed = cells(markup)
+    assert parsed.values == view.hit_ids
+    table = next(attrs for tag, attrs in parsed.tags if tag == "table")
+    assert table["class"] == "playground-hits"
+    assert table["data-limit"] == "3" and table["data-hits"] == "3"
+    assert table["data-user-scope"] == user_scope_for(MEI)
+    assert table["data-query"] == DEFAULT_STATE.query
+    headers = [h for h, _ in parsed.tags if h == "th"]
+    assert len(headers) == len(HIT_COLUMNS)
+    assert cells(markup, "total").values == [f"{t:.6f}" for t in view.hits["total"]]
+
+
+def test_the_table_escapes_what_the_student_types(catalog) -> None:
+    typed = '<script>alert("x")</script> cache'
+    view = playground_view(replace(DEFAULT_STATE, query=typed), catalog)
+    markup = pg.hits_table_html(view)
+    assert "<script>" not in markup and "&lt;script&gt;" in markup
+    rejected = pg.hits_table_html(playground_view(replace(DEFAULT_STATE, query="<>"), catalog))
+    assert rejected.startswith('<div class="playground-error"')
+    assert "<table" not in rejected and "Query rejected" in rejected
+
+
+def test_the_svg_chart_draws_one_stacked_bar_per_hit(catalog) -> None:
+    view = playground_view(DEFAULT_STATE, catalog)
+    root = ET.fromstring(pg.playground_svg(view))
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.get("class") == "playground-chart"
+    funnel = {
+        r.get("data-stage"): int(r.get("data-records"))
+        for r in root.iter(f"{ns}rect")
+        if r.get("class") == "funnel"
+    }
+    assert funnel == {"searched": 69, "candidates": 26, "hits": 5}
+    groups = [g for g in root.iter(f"{ns}g") if g.get("class") == "hit"]
+    assert [g.get("data-memory-id") for g in groups] == view.hit_ids
+    for group, row in zip(groups, view.hits.to_dict("records"), strict=True):
+        widths = {r.get("class"): float(r.get("width")) for r in group.iter(f"{ns}rect")}
+        assert widths["lexical"] == pytest.approx(360 * row["lexical_contribution"], abs=0.06)
+        assert widths["recency"] == pytest.approx(360 * row["recency_contribution"], abs=0.06)
+    rejected = pg.playground_svg(playground_view(replace(DEFAULT_STATE, query="!!"), catalog))
+    assert "query rejected" in ET.tostring(ET.fromstring(rejected), encoding="unicode")
+
+
+def test_the_figure_is_built_without_pyplot(catalog) -> None:
+    import matplotlib.pyplot as plt
+
+    open_before = plt.get_fignums()
+    fig = pg.playground_figure(playground_view(DEFAULT_STATE, catalog))
+    _, score_ax = fig.axes
+    assert [t.get_text() for t in score_ax.get_yticklabels()][-1] == "#1 mei-conv-064"
+    assert len(score_ax.patches) == 10  # five hits x (lexical, recency)
+    assert plt.get_fignums() == open_before
+    empty = pg.playground_figure(playground_view(replace(DEFAULT_STATE, query="!!"), catalog))
+    assert not empty.axes[1].axison
+
+
+def test_the_summary_and_context_html(catalog) -> None:
+    view = playground_view(CHAPTER, catalog)
+    text = pg.summary_text(view)
+    assert "normalized 'layered memory'" in text
+    assert "terms      ['layered', 'memory']" in text
+    assert "funnel     searched 6 -> candidates 1 -> hits 1" in text
+    assert "&lt;recalled_context" in pg.context_html(view)
+    assert "nothing rendered" in pg.context_html(replace(view, context=""))
+
+
+# -- the widget layer -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app(catalog):
+    pytest.importorskip("ipywidgets")
+    return pg.PlaygroundApp(catalog)
+
+
+def test_the_app_wires_inputs_to_the_view_model(app, catalog) -> None:
+    assert cells(app.table.value).values == playground_view(DEFAULT_STATE, catalog).hit_ids
+    app.query.value = "JSONL transcripts"
+    app.limit.value = 2
+    expected = playground_view(replace(DEFAULT_STATE, query="JSONL transcripts", limit=2), catalog)
+    assert app.view.hit_ids == expected.hit_ids == cells(app.table.value).values
+    assert 'data-limit="2"' in app.table.value
+    assert 'class="playground-chart"' in app.chart.value
+    assert "JSONL transcripts" in app.summary.value
+    app.user.value = OMAR
+    assert set(app.view.hits["user_scope"]) <= {user_scope_for(OMAR)}
+    assert set(app.timings) == {"recall_view_ms", "refresh_ms"}
+    assert "recall + view model" in app.status.value
+
+
+def test_switching_dataset_resets_clock_and_user_in_one_refresh(app) -> None:
+    calls = []
+    original = app.refresh
+    app.refresh = lambda: (calls.append(1), original())[1]
+    app.user.value = OMAR
+    calls.clear()
+    app.dataset.value = "chapter"
+    assert calls == [1]
+    assert app.user.value == CHAPTER_USER
+    assert app.state.as_of == CHAPTER.as_of and app.state.dataset == "chapter"
+
+
+def test_a_rejected_query_and_a_bug_both_show_a_message(app, monkeypatch) -> None:
+    app.query.value = "!!!"
+    assert "playground-error" in app.table.value and "Traceback" not in app.table.value
+    monkeypatch.setattr(pg, "playground_view", lambda *a: 1 / 0)
+    app.query.value = "cache"
+    assert "Internal error — ZeroDivisionError" in app.table.value
+
+
+def test_set_applies_several_changes_in_one_refresh(app) -> None:
+    view = app.set(query="recall cache", limit=3, as_of="2026-11-01T09:00:00Z")
+    assert app.state.limit == 3 and app.state.as_of == "2026-11-01T09:00:00Z"
+    assert len(view.hit_ids) == 3
+
+
+def test_refresh_stays_inside_the_budgets(app) -> None:
+    queries = ("recall cache", "上下文预算", "!!!")
+    states = [{"query": q, "limit": n} for q in queries for n in (3, 10)]
+    frame = pg.measure_refresh(app, states, repeat=2)
+    assert list(frame["measure"]) == ["recall + view model", "full refresh"]
+    assert list(frame["refreshes"]) == [12, 12]
+    # medians, with 10x headroom measured on a shared 2-core machine: a regression, not noise
+    for row in frame.to_dict("records"):
+        assert row["median_ms"] < row["budget_ms"], row
+
+
+# -- your turn ------------------------------------------------------------------------------------
+
+
+def test_the_checker_accepts_the_reference_solution(catalog) -> None:
+    spec = importlib.util.spec_from_file_location("solution_08", SOLUTION)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert pg.check_isolation_query(module.my_isolation_query, catalog).startswith("✅")
+
+
+@pytest.mark.parametrize(
+    ("answer", "start", "hint"),
+    [
+        (..., "⏳", "Not answered yet"),
+        (7, "❌", "must be a str"),
+        ("!!", "❌", "rejected"),
+        ("kubernetes helm", "❌", "gets no hits either"),
+        ("cache TTL", "❌", "also gets hits"),
+    ],
+)
+def test_the_checker_rejects_wrong_answers_with_a_hint(catalog, answer, start, hint) -> None:
+    verdict = pg.check_isolation_query(answer, catalog)
+    assert verdict.startswith(start) and hint in verdict
