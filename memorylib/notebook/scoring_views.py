@@ -1,0 +1,609 @@
+"""Views for notebook 04 (score): breakdown frames, the recency curve, policy comparisons.
+
+Stage 3 turns one candidate into a ``RecallScoreBreakdown``: coverage, recency, their
+weighted contributions and the total. Every function here is pure (state in ->
+DataFrame / Figure / text out) and calls the library's own scoring functions, so a
+number in a notebook is the number the library computes. ``scoring_explorer`` only
+wires ipywidgets sliders to ``scoring_view``.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+from memorylib import (
+    DEFAULT_POLICY,
+    MemoryKind,
+    MemorySource,
+    RecallCandidate,
+    RecallQuery,
+    RecallScoreBreakdown,
+    RemoteMemoryValidationError,
+    ScoringPolicy,
+    StoredMemory,
+    build_recall_candidates,
+    normalize_recall_query,
+    recency_score,
+    score_recall_candidate,
+    user_scope_for,
+)
+from memorylib._checks import format_timestamp, parse_timestamp
+from memorylib.candidates import CandidateSet
+from memorylib.ranking import rank_key
+from memorylib.scoring import age_in_days
+
+__all__ = [
+    "BREAKDOWN_FIELDS",
+    "EXERCISE_MEMORY_ID",
+    "EXERCISE_QUERY_ID",
+    "LEXICAL_COLOR",
+    "RECENCY_COLOR",
+    "ScoringState",
+    "breakdown_fields_frame",
+    "check_total_answer",
+    "compare_with_library",
+    "contribution_figure",
+    "exercise_breakdown",
+    "exercise_facts",
+    "figure_png",
+    "hypothetical_breakdown",
+    "overtake_frame",
+    "policy_comparison_frame",
+    "recency_decay_figure",
+    "recency_table",
+    "records_stored_by",
+    "score_frame",
+    "scoring_explorer",
+    "scoring_view",
+]
+
+LEXICAL_COLOR = "#3182bd"
+RECENCY_COLOR = "#fd8d3c"
+BREAKDOWN_FIELDS = (
+    "lexical_coverage",
+    "recency",
+    "lexical_contribution",
+    "recency_contribution",
+    "total",
+)
+_TOLERANCE = 5e-7  # the breakdown is rounded to 6 places
+
+
+def _candidates(
+    candidates: CandidateSet | Iterable[RecallCandidate],
+) -> tuple[RecallCandidate, ...]:
+    if isinstance(candidates, CandidateSet):
+        return candidates.candidates
+    return tuple(candidates)
+
+
+# -- frames over real candidates ---------------------------------------------------------
+
+
+def score_frame(
+    query: RecallQuery,
+    candidates: CandidateSet | Iterable[RecallCandidate],
+    *,
+    as_of: datetime | str,
+    policy: ScoringPolicy = DEFAULT_POLICY,
+    sort_by_total: bool = False,
+) -> pd.DataFrame:
+    """One row per candidate: what it matched, how old it is, and its full breakdown.
+
+    Rows keep the candidates' (storage) order unless ``sort_by_total``: scoring does not
+    rank, and a sort on ``total`` alone is only for reading (notebook 05 ranks).
+    """
+    moment = parse_timestamp(as_of, "as_of")
+    rows = []
+    for candidate in _candidates(candidates):
+        b = score_recall_candidate(query, candidate, as_of=moment, policy=policy)
+        rows.append(
+            {
+                "memory_id": candidate.record.memory_id,
+                "captured_at": candidate.record.source.captured_at,
+                "age_days": round(age_in_days(candidate.captured_at, moment), 2),
+                "matched": f"{len(b.matched_terms)}/{b.query_term_count}",
+                "matched_terms": ", ".join(b.matched_terms),
+                "lexical_coverage": b.lexical_coverage,
+                "recency": b.recency,
+                "lexical_contribution": b.lexical_contribution,
+                "recency_contribution": b.recency_contribution,
+                "total": b.total,
+            }
+        )
+    columns = [
+        "memory_id", "captured_at", "age_days", "matched", "matched_terms", *BREAKDOWN_FIELDS,
+    ]
+    frame = pd.DataFrame(rows, columns=columns)
+    if sort_by_total:
+        frame = frame.sort_values(["total", "memory_id"], ascending=[False, True])
+    return frame.reset_index(drop=True)
+
+
+def breakdown_fields_frame(breakdown: RecallScoreBreakdown) -> pd.DataFrame:
+    """The breakdown as (field, value, how it is computed): one row per field."""
+    b = breakdown
+    formulas = {
+        "matched_terms": "query terms found in summary + content",
+        "query_term_count": "len(query.terms)",
+        "lexical_coverage": f"matched / query terms = {len(b.matched_terms)}/{b.query_term_count}",
+        "recency": f"1 / (1 + age_days / {b.recency_window_days:g})",
+        "lexical_contribution": f"{b.lexical_weight:g} × lexical_coverage",
+        "recency_contribution": f"{b.recency_weight:g} × recency",
+        "total": "lexical_contribution + recency_contribution",
+    }
+    values: dict[str, Any] = {
+        "matched_terms": ", ".join(b.matched_terms),
+        "query_term_count": b.query_term_count,
+        "lexical_coverage": b.lexical_coverage,
+        "recency": b.recency,
+        "lexical_contribution": b.lexical_contribution,
+        "recency_contribution": b.recency_contribution,
+        "total": b.total,
+    }
+    return pd.DataFrame(
+        {
+            "field": list(formulas),
+            "value": [_show(values[name]) for name in formulas],
+            "computed as": list(formulas.values()),
+        }
+    )
+
+
+def _show(value: Any) -> str:
+    """Floats printed with the contract's 6 decimals; a mixed column stays readable."""
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    return str(value)
+
+
+def compare_with_library(
+    by_hand: Mapping[str, float], breakdown: RecallScoreBreakdown
+) -> pd.DataFrame:
+    """by-hand values next to the library's, field by field, with a ``match`` column.
+
+    ``by_hand`` is unrounded; it matches when it rounds to the library's 6-place value.
+    Raises ``KeyError`` naming a breakdown field that ``by_hand`` lacks.
+    """
+    rows = []
+    for name in BREAKDOWN_FIELDS:
+        if name not in by_hand:
+            raise KeyError(f"by_hand has no {name!r}")
+        library = float(getattr(breakdown, name))
+        mine = float(by_hand[name])
+        rows.append(
+            {
+                "field": name,
+                "by_hand": mine,
+                "by_hand_rounded": round(mine, 6),
+                "library": library,
+                "match": abs(round(mine, 6) - library) < _TOLERANCE,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def policy_comparison_frame(
+    query: RecallQuery,
+    candidates: CandidateSet | Iterable[RecallCandidate],
+    *,
+    as_of: datetime | str,
+    policies: Mapping[str, ScoringPolicy],
+) -> pd.DataFrame:
+    """Same candidates under several policies: ``total`` and full-order ``rank`` per policy.
+
+    Ranks use the library's stable sort key (``ranking.rank_key``) over ALL candidates,
+    not only the top ``limit``. Rows follow the first policy's order.
+    """
+    if not policies:
+        raise ValueError("policies must name at least one ScoringPolicy")
+    moment = parse_timestamp(as_of, "as_of")
+    pool = _candidates(candidates)
+    base = score_frame(query, pool, as_of=moment)[["memory_id", "age_days", "matched"]]
+    for label, policy in policies.items():
+        scored = [
+            (candidate, score_recall_candidate(query, candidate, as_of=moment, policy=policy))
+            for candidate in pool
+        ]
+        ordered = sorted(scored, key=lambda pair: rank_key(pair[1], pair[0]))
+        rank = {c.record.memory_id: i for i, (c, _) in enumerate(ordered, start=1)}
+        total = {c.record.memory_id: b.total for c, b in scored}
+        base[f"total · {label}"] = base["memory_id"].map(total)
+        base[f"rank · {label}"] = base["memory_id"].map(rank)
+    first = f"rank · {next(iter(policies))}"
+    return base.sort_values(first).reset_index(drop=True)
+
+
+def contribution_figure(
+    frame: pd.DataFrame, *, title: str = "", top: int | None = None
+) -> Figure:
+    """Stacked horizontal bars: lexical + recency contribution per candidate (from score_frame).
+
+    Highest total at the top (only the ``top`` highest when given); each bar is labelled
+    with its total and matched count.
+    """
+    data = frame.sort_values(["total", "memory_id"], ascending=[False, True])
+    if top is not None:
+        data = data.head(top)
+    data = data.iloc[::-1]  # barh draws the first row at the bottom
+    fig, ax = plt.subplots(figsize=(7.5, 0.42 * max(len(data), 3) + 1.3))
+    labels = list(data["memory_id"])
+    lexical = list(data["lexical_contribution"])
+    recency = list(data["recency_contribution"])
+    ax.barh(labels, lexical, color=LEXICAL_COLOR, label="lexical contribution")
+    ax.barh(labels, recency, left=lexical, color=RECENCY_COLOR, label="recency contribution")
+    for y, (total, matched) in enumerate(zip(data["total"], data["matched"], strict=True)):
+        ax.text(total + 0.01, y, f"{total:.3f}  ({matched})", va="center", fontsize=8)
+    ax.set_xlim(0, 1.18)
+    ax.set_xlabel("score (total = lexical + recency)")
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def records_stored_by(
+    records: Iterable[StoredMemory], as_of: datetime | str
+) -> tuple[StoredMemory, ...]:
+    """The records a store held at ``as_of`` (``stored_at <= as_of``), in storage order.
+
+    Scoring clamps a negative age to 0, so a record from the future would look brand
+    new: to replay a past moment, recall over what was stored by then.
+    """
+    moment = parse_timestamp(as_of, "as_of")
+    return tuple(r for r in records if parse_timestamp(r.stored_at, "stored_at") <= moment)
+
+
+# -- the recency curve --------------------------------------------------------------------
+
+
+def recency_table(
+    ages: Sequence[float] = (0, 1, 7, 30, 90, 180, 365),
+    windows: Sequence[float] = (7, 30, 90),
+) -> pd.DataFrame:
+    """``recency_score(age, window)`` for each age (rows) and window (columns), 6 places."""
+    return pd.DataFrame(
+        {
+            f"window {w:g} d": [round(recency_score(a, w), 6) for a in ages]
+            for w in windows
+        },
+        index=pd.Index([float(a) for a in ages], name="age_days"),
+    )
+
+
+def recency_decay_figure(
+    windows: Sequence[float] = (7, 30, 90),
+    *,
+    max_age_days: float = 180,
+    highlight_window: float | None = 30,
+    mark_age: float | None = None,
+    title: str = "recency = 1 / (1 + age / window)",
+) -> Figure:
+    """The decay curve for each window, with its half-life point (age = window, recency 0.5).
+
+    ``highlight_window`` is drawn thicker; ``mark_age`` adds a dot on that curve.
+    """
+    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    steps = 361
+    ages = [max_age_days * i / (steps - 1) for i in range(steps)]
+    others = iter(["#1f77b4", "#2ca02c", "#9467bd", "#8c564b"] * len(windows))
+    for window in windows:
+        bold = highlight_window is not None and math.isclose(window, highlight_window)
+        color = "#d62728" if bold else next(others)
+        ax.plot(
+            ages,
+            [recency_score(a, window) for a in ages],
+            color=color,
+            linewidth=2.4 if bold else 1.4,
+            label=f"window {window:g} d" + (" (chapter)" if math.isclose(window, 30) else ""),
+        )
+        if window <= max_age_days:
+            # the half-life: recency is exactly 0.5 when the age equals the window
+            ax.plot([window, window], [0, 0.5], color=color, linewidth=0.8, linestyle=":")
+            ax.plot([window], [0.5], "o", color=color, markersize=5)
+            ax.annotate(
+                f"{window:g} d",
+                (window, 0),
+                textcoords="offset points",
+                xytext=(3, 4),
+                fontsize=8,
+                color=color,
+            )
+    ax.axhline(0.5, color="grey", linewidth=0.6, linestyle=":")
+    ax.text(max_age_days, 0.51, "half-life: recency 0.5 at age = window", ha="right",
+            va="bottom", fontsize=8, color="grey")
+    if mark_age is not None and highlight_window is not None:
+        value = recency_score(mark_age, highlight_window)
+        ax.plot([mark_age], [value], "s", color="black", markersize=6, zorder=5)
+        ax.annotate(
+            f"age {mark_age:g} d -> {value:.3f}",
+            (mark_age, value),
+            textcoords="offset points",
+            xytext=(6, 8),
+            fontsize=8,
+        )
+    ax.set_xlim(0, max_age_days)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("age_days = as_of - captured_at")
+    ax.set_ylabel("recency")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+# -- when a fresh partial match overtakes a stale full match ------------------------------
+
+
+def overtake_frame(
+    max_terms: int = 10, policy: ScoringPolicy = DEFAULT_POLICY
+) -> pd.DataFrame:
+    """Per query length n: the lexical gap of one missing term against the recency weight.
+
+    A fresh record (age 0) matching n-1 of n terms beats a stale one matching all n
+    only if ``w_rec * (1 - recency_stale) > w_lex / n``; that needs ``w_lex / n < w_rec``
+    and a stale record older than ``stale_age_needed`` days (NaN: it can never happen).
+    """
+    rows = []
+    for n in range(1, max_terms + 1):
+        gap = policy.lexical_weight / n
+        possible = gap < policy.recency_weight
+        needed = math.nan
+        if possible:
+            threshold = 1 - gap / policy.recency_weight  # stale recency must fall below it
+            needed = round(policy.recency_window_days * (1 / threshold - 1), 1)
+        rows.append(
+            {
+                "query_terms": n,
+                "one_term_gap": round(gap, 6),
+                "recency_weight": policy.recency_weight,
+                "fresh_can_win": possible,
+                "stale_age_needed": needed,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# -- the widget's model: one hypothetical record under a chosen policy --------------------
+
+_EXPLORER_AS_OF = "2026-08-02T12:00:00Z"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringState:
+    """Everything the scoring explorer shows: a policy and one record's match and age."""
+
+    lexical_weight: float = 0.85
+    recency_weight: float = 0.15
+    window_days: float = 30.0
+    age_days: float = 1.0
+    matched: int = 2
+    query_terms: int = 2
+
+    def policy(self) -> ScoringPolicy:
+        """The ScoringPolicy; raises RemoteMemoryValidationError for an invalid one."""
+        return ScoringPolicy(
+            lexical_weight=self.lexical_weight,
+            recency_weight=self.recency_weight,
+            recency_window_days=self.window_days,
+        )
+
+
+def hypothetical_breakdown(state: ScoringState) -> RecallScoreBreakdown:
+    """Score a made-up record through the library's ``score_recall_candidate``.
+
+    The query has ``state.query_terms`` terms (t01, t02, ...), the record matches the
+    first ``state.matched`` and was captured ``state.age_days`` before the as_of.
+    Nothing is stored: records and candidates are plain frozen values.
+    """
+    if not 1 <= state.matched <= state.query_terms:
+        raise ValueError("matched must be between 1 and query_terms")
+    if state.age_days < 0:
+        raise ValueError("age_days must be >= 0")
+    scope = user_scope_for("explorer")
+    terms = tuple(f"t{i:02d}" for i in range(1, state.query_terms + 1))
+    as_of = parse_timestamp(_EXPLORER_AS_OF, "as_of")
+    captured = as_of - timedelta(days=state.age_days)
+    query = RecallQuery(
+        query_id="q-explorer",
+        text=" ".join(terms),
+        normalized_text=" ".join(terms),
+        terms=terms,
+        user_scope=scope,
+        limit=5,
+        issued_at=_EXPLORER_AS_OF,
+    )
+    stamp = format_timestamp(captured)
+    text = " ".join(terms[: state.matched])
+    record = StoredMemory(
+        memory_id="record-x",
+        user_scope=scope,
+        kind=MemoryKind.CONVERSATION,
+        content=text,
+        summary=text,
+        source=MemorySource("transcript-x", "conversation_transcript", "explorer", stamp),
+        stored_at=stamp,
+    )
+    candidate = RecallCandidate(
+        query_id=query.query_id,
+        record=record,
+        searchable_terms=terms[: state.matched],
+        matched_terms=terms[: state.matched],
+        captured_at=captured,
+    )
+    return score_recall_candidate(query, candidate, as_of=as_of, policy=state.policy())
+
+
+def scoring_view(state: ScoringState) -> tuple[pd.DataFrame, Figure]:
+    """State -> (breakdown frame, decay chart with the record's age marked).
+
+    The chart shows the chosen window (red) against the chapter's 30-day window and
+    marks the record. Raises RemoteMemoryValidationError for a policy the library rejects.
+    """
+    breakdown = hypothetical_breakdown(state)
+    frame = breakdown_fields_frame(breakdown)
+    windows = sorted({float(state.window_days), 30.0})
+    fig = recency_decay_figure(
+        windows,
+        max_age_days=max(180.0, state.age_days * 1.2, state.window_days * 1.5),
+        highlight_window=state.window_days,
+        mark_age=state.age_days,
+        title=(
+            f"total = {breakdown.lexical_weight:g}×{breakdown.lexical_coverage:.3f}"
+            f" + {breakdown.recency_weight:g}×{breakdown.recency:.3f} = {breakdown.total:.6f}"
+        ),
+    )
+    return frame, fig
+
+
+def figure_png(fig: Figure) -> bytes:
+    """The figure as PNG bytes, then closed (for an ipywidgets Image)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def scoring_explorer(state: ScoringState = ScoringState()) -> Any:
+    """Sliders for the weights, the window and the record's age, wired to ``scoring_view``.
+
+    The frame goes to an HTML widget and the chart to an Image widget (PNG bytes): no
+    Output widget, whose captured display messages can stall headless notebook runners.
+    """
+    import ipywidgets as widgets
+
+    style = {"description_width": "150px"}
+    layout = widgets.Layout(width="480px")
+    sliders = {
+        "lexical_weight": widgets.FloatSlider(
+            value=state.lexical_weight, min=0, max=1, step=0.05,
+            description="lexical weight", style=style, layout=layout,
+        ),
+        "recency_weight": widgets.FloatSlider(
+            value=state.recency_weight, min=0, max=1, step=0.05,
+            description="recency weight", style=style, layout=layout,
+        ),
+        "window_days": widgets.FloatSlider(
+            value=state.window_days, min=1, max=180, step=1,
+            description="recency window (d)", style=style, layout=layout,
+        ),
+        "age_days": widgets.FloatSlider(
+            value=state.age_days, min=0, max=365, step=1,
+            description="record age (d)", style=style, layout=layout,
+        ),
+    }
+    table = widgets.HTML()
+    chart = widgets.Image(format="png")
+
+    def redraw(_change: object = None) -> None:
+        current = replace(state, **{name: s.value for name, s in sliders.items()})
+        try:
+            frame, fig = scoring_view(current)
+        except RemoteMemoryValidationError as exc:
+            table.value = f"<p>The library rejects this policy: {html.escape(str(exc))}</p>"
+            return
+        table.value = frame.to_html(index=False)
+        chart.value = figure_png(fig)
+
+    for slider in sliders.values():
+        slider.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([*sliders.values(), table, chart])
+
+
+# -- the exercise ----------------------------------------------------------------------
+
+EXERCISE_QUERY_ID = "q-11"  # labelled "stopword_noise": its relevant record misses the top 5
+EXERCISE_MEMORY_ID = "mei-conv-056"
+
+
+def _exercise_inputs() -> tuple[RecallQuery, RecallCandidate, str]:
+    from memorylib.datasets import course_records, load_labelled_queries
+
+    labelled = {q.query_id: q for q in load_labelled_queries()}[EXERCISE_QUERY_ID]
+    records = course_records(labelled.user_id)
+    query = normalize_recall_query(
+        labelled.text,
+        user_scope=records[0].user_scope,
+        query_id=labelled.query_id,
+        issued_at=labelled.as_of,
+    )
+    candidates = build_recall_candidates(query, records).candidates
+    (candidate,) = [c for c in candidates if c.record.memory_id == EXERCISE_MEMORY_ID]
+    return query, candidate, labelled.as_of
+
+
+def exercise_facts() -> pd.DataFrame:
+    """What the student needs (and no score): the query's terms, the record's matches, times."""
+    query, candidate, as_of = _exercise_inputs()
+    facts = {
+        "query_id": query.query_id,
+        "query text": query.text,
+        "query terms": ", ".join(query.terms),
+        "memory_id": candidate.record.memory_id,
+        "summary": candidate.record.summary,
+        "matched terms": ", ".join(candidate.matched_terms),
+        "captured_at": candidate.record.source.captured_at,
+        "as_of": as_of,
+    }
+    return pd.DataFrame({"fact": list(facts), "value": list(facts.values())})
+
+
+def exercise_breakdown() -> RecallScoreBreakdown:
+    """The library's breakdown of the exercise record (what the self-check compares to)."""
+    query, candidate, as_of = _exercise_inputs()
+    return score_recall_candidate(query, candidate, as_of=as_of)
+
+
+# -- the exercise checker -----------------------------------------------------------------
+
+
+def check_total_answer(answer: object, breakdown: RecallScoreBreakdown) -> str:
+    """Self-check: is ``answer`` the total of ``breakdown`` (to 6 places)?
+
+    Returns one line: ``✅`` right, ``❌`` wrong with a hint, ``⏳`` for the ``...`` placeholder.
+    """
+    if answer is Ellipsis or answer is None:
+        return "⏳ Not answered yet: replace ... with your total (a float)."
+    if isinstance(answer, bool) or not isinstance(answer, int | float):
+        return f"❌ The answer should be a number, got {type(answer).__name__}."
+    value = float(answer)
+    if not math.isfinite(value):
+        return "❌ The answer should be a finite number."
+    b = breakdown
+    if abs(round(value, 6) - b.total) < _TOLERANCE:
+        return (
+            f"✅ Right: {b.lexical_weight:g} × {b.lexical_coverage:.6f} + "
+            f"{b.recency_weight:g} × {b.recency:.6f} = {b.total:.6f}."
+        )
+    hints = [
+        (b.lexical_contribution, "that is only the lexical contribution: add the recency part."),
+        (b.lexical_coverage, "that is the coverage: weight it and add the recency part."),
+        (b.recency_contribution, "that is only the recency contribution: add the lexical part."),
+        (
+            b.recency_weight * b.lexical_coverage + b.lexical_weight * b.recency,
+            "the weights are swapped: lexical takes 0.85, recency 0.15.",
+        ),
+        (
+            b.lexical_contribution + b.recency_weight,
+            "recency is not 1: it decays with age as 1 / (1 + age_days / 30).",
+        ),
+    ]
+    for wrong, hint in hints:
+        if abs(value - wrong) < 1e-4:
+            return f"❌ Not quite: {hint}"
+    return (
+        "❌ Not quite. coverage = matched / query terms; recency = 1 / (1 + age_days / 30); "
+        "total = 0.85 × coverage + 0.15 × recency."
+    )
