@@ -118,6 +118,8 @@ def test_failure_case_view_and_widget(tmp_path: Path) -> None:
     dropdown = box.children[0]
     assert list(dropdown.options) == list(frame["case"])
     dropdown.value = "limit 0"  # must not raise
+    shown = box.children[1].value
+    assert "<table" in shown and "limit" in shown and "RemoteMemoryValidationError" in shown
 
 
 def test_read_only_frame_proves_recall_writes_nothing(chapter: RemoteMemoryStore) -> None:

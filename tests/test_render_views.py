@@ -233,9 +233,12 @@ def test_query_widget_builds_and_refreshes(engine: RecallEngine) -> None:
         return explore_query(*args, **kwargs)
 
     box = query_widget(engine, as_of=AS_OF, initial="layered memory", view=spy)
+    summary, table, context = box.children[1:]
+    assert "conversation-003" in table.value and "&lt;recalled_context" in context.value
     text = box.children[0].children[0]
     text.value = "?!"
     assert calls == ["layered memory", "?!"]
+    assert table.value == "" and "RemoteMemoryValidationError" in summary.value
 
 
 def test_exercise_truth() -> None:

@@ -306,22 +306,25 @@ def failure_frame(cases: Iterable[FailureCase]) -> pd.DataFrame:
 
 
 def failure_widget(frame: pd.DataFrame, cases: Sequence[FailureCase]) -> Any:
-    """A dropdown of the cases showing the chosen row and its story; returns an ipywidgets VBox."""
+    """A dropdown of the cases showing the chosen row and its story; returns an ipywidgets VBox.
+
+    The view is an HTML widget whose value is replaced on each change (escaped table),
+    not an Output widget: no display messages are routed, so headless runs never stall.
+    """
     import ipywidgets as widgets
-    from IPython.display import display
 
     stories = {case.name: case.story for case in cases}
     choice = widgets.Dropdown(options=list(frame["case"]), description="case")
-    out = widgets.Output()
+    view = widgets.HTML()
 
     def show(_: object = None) -> None:
-        with out:
-            out.clear_output(wait=True)
-            display(failure_case_view(frame, stories, choice.value))
+        view.value = failure_case_view(frame, stories, choice.value).to_html(
+            index=False, escape=True
+        )
 
     choice.observe(show, names="value")
     show()
-    return widgets.VBox([choice, out])
+    return widgets.VBox([choice, view])
 
 
 def failure_case_view(frame: pd.DataFrame, stories: Mapping[str, str], name: str) -> pd.DataFrame:

@@ -509,30 +509,39 @@ def query_widget(
     initial: str = "  LAYERED   Memory  ",
     view: Callable[..., QueryView] = explore_query,
 ) -> Any:
-    """A text box and a limit slider driving ``explore_query``; returns an ipywidgets VBox."""
+    """A text box and a limit slider driving ``explore_query``; returns an ipywidgets VBox.
+
+    Results go into HTML widgets whose values are replaced on each change (escaped),
+    not into an Output widget, so a headless run never waits on routed display messages.
+    """
+    import html
+
     import ipywidgets as widgets
-    from IPython.display import display
 
     box = widgets.Text(value=initial, description="query", layout=widgets.Layout(width="60%"))
     limit = widgets.IntSlider(value=5, min=1, max=10, description="limit")
-    out = widgets.Output()
+    summary = widgets.HTML()
+    table = widgets.HTML()
+    context = widgets.HTML()
+
+    def pre(title: str, text: str) -> str:
+        return f"<b>{html.escape(title)}</b><pre>{html.escape(text)}</pre>"
 
     def refresh(_: object = None) -> None:
         shown = view(engine, box.value, limit=limit.value, as_of=as_of)
-        with out:
-            out.clear_output(wait=True)
-            print(shown.message)
-            if len(shown.frame):
-                display(shown.frame[["rank", "memory_id", "total", "matched_terms", "snippet"]])
-            print("\n-- rendered context (what reaches the prompt) --")
-            print(shown.xml_text or '"" (empty string)')
-            print("\n-- recall_history JSON (what the tool returns) --")
-            print(shown.json_text)
+        summary.value = f"<p>{html.escape(shown.message)}</p>"
+        columns = ["rank", "memory_id", "total", "matched_terms", "snippet"]
+        table.value = (
+            shown.frame[columns].to_html(index=False, escape=True) if len(shown.frame) else ""
+        )
+        context.value = pre(
+            "rendered context (what reaches the prompt)", shown.xml_text or '"" (empty string)'
+        ) + pre("recall_history JSON (what the tool returns)", shown.json_text)
 
     box.observe(refresh, names="value")
     limit.observe(refresh, names="value")
     refresh()
-    return widgets.VBox([widgets.HBox([box, limit]), out])
+    return widgets.VBox([widgets.HBox([box, limit]), summary, table, context])
 
 
 # -- 7. the exercise --------------------------------------------------------------------------
