@@ -102,6 +102,24 @@ def _timestamp(payload: Mapping[str, Any], key: str, what: str) -> str:
     return value
 
 
+_from_isoformat = datetime.fromisoformat
+
+
+def _clean_utc_timestamp(value: object) -> bool:
+    """True for a str ending in ``Z`` that ``fromisoformat`` reads as-is.
+
+    Such a value always passes ``_timestamp`` (no whitespace to strip, UTC offset 0,
+    so the conversion to UTC cannot overflow); anything else takes the full checks.
+    """
+    if type(value) is not str or value[-1:] != "Z":
+        return False
+    try:
+        _from_isoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
 # -- durable records --------------------------------------------------------------------
 
 
@@ -124,6 +142,9 @@ class MemorySource:
 
     @classmethod
     def from_dict(cls, payload: object) -> MemorySource:
+        fast = _clean_source(payload)
+        if fast is not None:
+            return fast
         what = "source"
         data = _mapping(payload, what)
         _keys(data, what, {"source_id", "source_type", "title", "captured_at"})
@@ -146,6 +167,32 @@ _MEMORY_KEYS = {
     "schema_version",
 }
 _MEMORY_OPTIONAL = frozenset({"retracts"})
+_SOURCE_KEYS = frozenset({"source_id", "source_type", "title", "captured_at"})
+_KIND_BY_VALUE = {kind.value: kind for kind in MemoryKind}
+
+
+def _clean_source(payload: object) -> MemorySource | None:
+    """The MemorySource of a payload that passes every check, else None (full checks run).
+
+    A fast path for reading 100,000 lines: same acceptance, same values, no messages.
+    """
+    if type(payload) is not dict or payload.keys() != _SOURCE_KEYS:
+        return None
+    source_id = payload["source_id"]
+    source_type = payload["source_type"]
+    title = payload["title"]
+    captured_at = payload["captured_at"]
+    if (
+        type(source_id) is str
+        and source_id
+        and type(source_type) is str
+        and source_type
+        and type(title) is str
+        and title
+        and _clean_utc_timestamp(captured_at)
+    ):
+        return MemorySource(source_id, source_type, title, captured_at)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +227,38 @@ class StoredMemory:
     @classmethod
     def from_dict(cls, payload: object) -> StoredMemory:
         """Parse a stored line; anything malformed raises RemoteMemoryCorruptionError."""
+        if type(payload) is dict and payload.keys() == _MEMORY_KEYS:  # fast path, see below
+            kind = payload["kind"]
+            kind = _KIND_BY_VALUE.get(kind) if type(kind) is str else None
+            version = payload["schema_version"]
+            memory_id = payload["memory_id"]
+            user_scope = payload["user_scope"]
+            content = payload["content"]
+            summary = payload["summary"]
+            stored_at = payload["stored_at"]
+            if (
+                kind is not None
+                and kind is not MemoryKind.RETRACTION
+                and type(version) is int
+                and version == SCHEMA_VERSION
+                and type(memory_id) is str
+                and memory_id
+                and type(user_scope) is str
+                and user_scope
+                and type(content) is str
+                and content
+                and type(summary) is str
+                and summary
+                and _clean_utc_timestamp(stored_at)
+            ):
+                source = _clean_source(payload["source"])
+                if source is not None:
+                    return cls(
+                        memory_id, user_scope, kind, content, summary, source, stored_at, version
+                    )
+        # The fast path accepts only what the checks below accept, with the same values.
+        # Everything else comes here: faults (named in this order), and rarer valid
+        # shapes such as a non-dict mapping, a timestamp with an offset, a retraction.
         what = "record"
         data = _mapping(payload, what)
         _keys(data, what, _MEMORY_KEYS, _MEMORY_OPTIONAL)

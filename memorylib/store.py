@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -41,7 +42,7 @@ from .errors import (
     RemoteMemoryScopeError,
     RemoteMemoryValidationError,
 )
-from .records import MemoryKind, MemorySource, StoredMemory
+from .records import MemoryKind, MemorySource, StoredMemory, _clean_utc_timestamp
 
 __all__ = ["RemoteMemoryStore", "normalize_source", "user_scope_for"]
 
@@ -106,8 +107,49 @@ def _loads(raw: bytes) -> object:
     return json.loads(raw)
 
 
+# A JSON string without escapes or control characters: its value is its text.
+_PLAIN = r'"([^"\\\x00-\x1f]+)"'
+# Exactly the line ``encode_line`` writes for a profile or conversation record whose
+# strings need no escaping (keys in ``to_dict`` order, no spaces).
+_CANONICAL_LINE = re.compile(
+    rf'\{{"schema_version":1,"memory_id":{_PLAIN},"user_scope":{_PLAIN},'
+    rf'"kind":"(conversation|profile)","content":{_PLAIN},"summary":{_PLAIN},'
+    rf'"source":\{{"source_id":{_PLAIN},"source_type":{_PLAIN},"title":{_PLAIN},'
+    rf'"captured_at":{_PLAIN}\}},"stored_at":{_PLAIN}\}}\Z'
+)
+_KINDS = {"conversation": MemoryKind.CONVERSATION, "profile": MemoryKind.PROFILE}
+
+
+def _canonical_record(raw: bytes) -> StoredMemory | None:
+    """The record of a line exactly as ``encode_line`` writes it, else None.
+
+    On such a line every JSON value is its own text, so this builds what
+    ``StoredMemory.from_dict(json.loads(raw))`` builds, without the generic decoder
+    (a third of the time of reading 100,000 lines). Anything else, including any
+    escape or a timestamp not in the ``...Z`` form, returns None and takes that path.
+    """
+    if raw[:1] != b"{":
+        return None
+    try:
+        match = _CANONICAL_LINE.match(raw.decode("utf-8", "surrogatepass"))
+    except UnicodeDecodeError:
+        return None
+    if match is None:
+        return None
+    memory_id, scope, kind, content, summary, source_id, source_type, title, captured, stored = (
+        match.groups()
+    )
+    if not (_clean_utc_timestamp(captured) and _clean_utc_timestamp(stored)):
+        return None
+    source = MemorySource(source_id, source_type, title, captured)
+    return StoredMemory(memory_id, scope, _KINDS[kind], content, summary, source, stored, 1)
+
+
 def parse_line(raw: bytes, lineno: int) -> StoredMemory:
     """One JSONL line -> StoredMemory, or RemoteMemoryCorruptionError naming the line."""
+    record = _canonical_record(raw)
+    if record is not None:
+        return record
     try:
         payload = _loads(raw)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError

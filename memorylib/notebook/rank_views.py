@@ -342,7 +342,7 @@ def top_ids_frame(trajectory: pd.DataFrame, *, top: int = 3) -> pd.DataFrame:
     table.index = labels
     table.index.name = "step"
     table.columns = [f"rank {r}" for r in table.columns]
-    return table.fillna("")
+    return table.astype(object).fillna("")  # an empty step may make the column float
 
 
 def bump_chart(
