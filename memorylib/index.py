@@ -99,7 +99,7 @@ _PACK_MAX = 16  # ASCII words of up to 16 bytes get exact integer keys (two uint
 _LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)  # n low bytes
 _MIX_LOW = np.uint64(0x9E3779B97F4A7C15)  # odd multipliers: spread every key bit upwards
 _MIX_HIGH = np.uint64(0xC2B2AE3D27D4EB4F)
-_BATCH_CHARS = 4_000_000  # characters per numpy pass: bounds memory, < 2**24 words
+_BATCH_CHARS = 4_000_000  # characters per numpy pass (one long record may exceed it)
 
 
 @lru_cache(maxsize=1)
@@ -135,15 +135,15 @@ def _term_pairs(
         joined = "\n".join(plain[0]).lower() + "\n"  # fold_case of ASCII is lower()
         points = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
         sizes = np.fromiter(map(len, plain[0]), dtype=np.int64, count=len(plain[0])) + 1
-        owner = np.repeat(np.asarray(plain[1], dtype=np.int64), sizes)  # doc of each byte
+        owner = np.repeat(np.asarray(plain[1], dtype=np.int32), sizes)  # doc of each byte
         parts.append(_word_pairs(joined, points, owner, vocab_id, packed))
     if other[0]:
         joined, sizes = _fold_joined(other[0])
         points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        owner = np.repeat(np.asarray(other[1], dtype=np.int64), sizes)  # doc of each point
+        owner = np.repeat(np.asarray(other[1], dtype=np.int32), sizes)  # doc of each point
         parts.append(_word_pairs(joined, points, owner, vocab_id, packed))
         parts.append(_han_pairs(points, owner, vocab_id))
-    keys = np.concatenate([(docs_ << 32) | ids for docs_, ids in parts])
+    keys = np.concatenate([(docs_.astype(np.int64) << 32) | ids for docs_, ids in parts])
     keys.sort()
     keys = keys[_run_starts(keys)]
     return (keys >> 32).astype(np.int32), (keys & 0xFFFFFFFF).astype(np.int32)
@@ -194,8 +194,8 @@ def _word_pairs(
         return _EMPTY, _EMPTY
     lengths = ends - starts
     packable = lengths <= _PACK_MAX
-    wide = np.flatnonzero(word & (points > 0x7F))  # non-ASCII word characters (rare)
-    if len(wide):
+    wide = _EMPTY if points.dtype == np.uint8 else np.flatnonzero(word & (points > 0x7F))
+    if len(wide):  # a word with a non-ASCII character (rare) is not packed
         packable[np.searchsorted(starts, wide, "right") - 1] = False
     raw = np.concatenate((points.astype(np.uint8), np.zeros(_PACK_MAX, dtype=np.uint8)))
     # windows[i] = the 8 bytes raw[i:i + 8] as one little-endian uint64 (a strided view)
@@ -229,6 +229,9 @@ def _sorted_with_positions(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     One ``np.sort`` of value << 24 | position: numpy sorts integers far faster than it
     argsorts them.
     """
+    if len(values) >= 1 << _POSITION_BITS:  # positions would not fit: the plain way
+        order = np.argsort(values, kind="stable")
+        return values[order], order
     keys = (values.astype(np.uint64) << _POSITION_BITS) | np.arange(len(values), dtype=np.uint64)
     keys.sort()
     return keys >> _POSITION_BITS, (keys & ((1 << _POSITION_BITS) - 1)).astype(np.int64)
@@ -325,7 +328,7 @@ class RecallIndex:
         self._dead = 0
         self._hidden_ids: set[str] = set()  # retracted ids (any kind) seen so far
         self._vocab: defaultdict[str | int, int] = defaultdict(itertools.count().__next__)
-        self._packed: dict[int, int] = {}  # short ASCII word packed in a uint64 -> term id
+        self._packed: dict[int, int] = {}  # ASCII word (<= 16 bytes) as an int -> term id
         self._pair_terms = _Growable(np.int32)  # (term, doc) pairs, in arrival order
         self._pair_docs = _Growable(np.int32)
         self._csr_offsets = np.zeros(1, dtype=np.int64)

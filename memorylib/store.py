@@ -42,7 +42,14 @@ from .errors import (
     RemoteMemoryScopeError,
     RemoteMemoryValidationError,
 )
-from .records import MemoryKind, MemorySource, StoredMemory, _clean_utc_timestamp
+from .records import (
+    MemoryKind,
+    MemorySource,
+    StoredMemory,
+    _clean_utc_timestamp,
+    checked_memory,
+    checked_source,
+)
 
 __all__ = ["RemoteMemoryStore", "normalize_source", "user_scope_for"]
 
@@ -141,8 +148,8 @@ def _canonical_record(raw: bytes) -> StoredMemory | None:
     )
     if not (_clean_utc_timestamp(captured) and _clean_utc_timestamp(stored)):
         return None
-    source = MemorySource(source_id, source_type, title, captured)
-    return StoredMemory(memory_id, scope, _KINDS[kind], content, summary, source, stored, 1)
+    source = checked_source(source_id, source_type, title, captured)
+    return checked_memory(memory_id, scope, _KINDS[kind], content, summary, source, stored)
 
 
 def parse_line(raw: bytes, lineno: int) -> StoredMemory:
