@@ -322,7 +322,7 @@ class RecallIndex:
         self._generation = generation
         self._consumed = 0  # how many of the store state's records were indexed
         self._records: list[StoredMemory] = []  # conversation records, position = doc id
-        self._position: dict[str, int] = {}
+        self._position: dict[str, int] | None = None  # memory_id -> doc, built on demand
         self._captured = _Growable(np.int64)  # capture time, microseconds since the epoch
         self._alive = _Growable(np.bool_)  # False once a retraction hides the record
         self._dead = 0
@@ -390,7 +390,8 @@ class RecallIndex:
         first = len(self._records)
         if new:
             self._records.extend(new)
-            self._position.update(zip([r.memory_id for r in new], itertools.count(first)))
+            if self._position is not None:
+                self._position.update(zip([r.memory_id for r in new], itertools.count(first)))
             self._captured.extend(_capture_micros([r.source.captured_at for r in new]))
             hidden = self._hidden_ids  # a retraction read before its target: not via the API
             dead = np.asarray([r.memory_id in hidden for r in new] if hidden else [], dtype=bool)
@@ -403,6 +404,8 @@ class RecallIndex:
             if record.kind is MemoryKind.RETRACTION:
                 target = record.retracts or ""
                 self._hidden_ids.add(target)
+                if self._position is None:  # the first retraction: most stores have none
+                    self._position = {r.memory_id: doc for doc, r in enumerate(self._records)}
                 doc = self._position.get(target)
                 if doc is not None and self._alive.view[doc]:
                     self._alive.view[doc] = False

@@ -154,7 +154,7 @@ def _canonical_record(raw: bytes) -> StoredMemory | None:
 
 def parse_line(raw: bytes, lineno: int) -> StoredMemory:
     """One JSONL line -> StoredMemory, or RemoteMemoryCorruptionError naming the line."""
-    record = _canonical_record(raw)
+    record = _canonical_record(raw)  # (_parse_block tries this first itself)
     if record is not None:
         return record
     try:
@@ -264,22 +264,22 @@ class RemoteMemoryStore:
         tail = lines.pop()  # b"" when data ends with a newline
         records: list[StoredMemory] = []
         seen: dict[str, int] = {}
-        for i, raw in enumerate(lines):
-            lineno = first_lineno + i
-            record = parse_line(raw, lineno)
-            if record.user_scope != self.user_scope:
+        scope = self.user_scope
+        for lineno, raw in enumerate(lines, first_lineno):
+            record = _canonical_record(raw) or parse_line(raw, lineno)
+            memory_id = record.memory_id
+            if record.user_scope != scope:
                 raise RemoteMemoryScopeError(
-                    f"line {lineno}: record {record.memory_id!r} belongs to user_scope "
-                    f"{record.user_scope!r}, not {self.user_scope!r}"
+                    f"line {lineno}: record {memory_id!r} belongs to user_scope "
+                    f"{record.user_scope!r}, not {scope!r}"
                 )
-            if record.memory_id in seen or (known is not None and record.memory_id in known):
-                first = seen.get(record.memory_id)
+            if memory_id in seen or (known is not None and memory_id in known):
+                first = seen.get(memory_id)
                 where = f"line {first}" if first else "an earlier line"
                 raise RemoteMemoryCorruptionError(
-                    f"line {lineno}: duplicate memory_id {record.memory_id!r} "
-                    f"(first stored on {where})"
+                    f"line {lineno}: duplicate memory_id {memory_id!r} (first stored on {where})"
                 )
-            seen[record.memory_id] = lineno
+            seen[memory_id] = lineno
             records.append(record)
         if tail:
             raise RemoteMemoryCorruptionError(
