@@ -214,6 +214,7 @@ class RemoteMemoryStore:
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.user_scope = user_scope_for(user_id)
         self._state = _LogState()
+        self._lock: filelock.BaseFileLock | None = None
 
     def __repr__(self) -> str:
         return f"RemoteMemoryStore({self.path.name!r}, user_scope={self.user_scope!r})"
@@ -228,7 +229,11 @@ class RemoteMemoryStore:
         elif not self.path.parent.is_dir() or not os.access(self.path.parent, os.W_OK):
             yield  # nothing to lock against: no writer can exist without write access
             return
-        lock = filelock.FileLock(self.lock_path, mode=0o600, timeout=LOCK_TIMEOUT_SECONDS)
+        lock = self._lock
+        if lock is None:  # one lock object per store: per-thread state, reused per call
+            lock = self._lock = filelock.FileLock(
+                self.lock_path, mode=0o600, timeout=LOCK_TIMEOUT_SECONDS
+            )
         try:
             lock.acquire()
         except filelock.Timeout:
@@ -322,10 +327,11 @@ class RemoteMemoryStore:
             st = os.fstat(handle.fileno())
             self._check_owner(st)
             identity = (st.st_dev, st.st_ino)
-            unchanged = st.st_size == state.offset and st.st_mtime_ns == state.mtime_ns
-            if state.identity == identity and unchanged:
+            same_size = st.st_size == state.offset
+            if state.identity == identity and same_size and st.st_mtime_ns == state.mtime_ns:
                 return state
-            fresh = state.identity != identity or st.st_size < state.offset
+            # Same size but a new mtime: rewritten in place (an append always grows it).
+            fresh = state.identity != identity or st.st_size < state.offset or same_size
             if not fresh and state.offset:
                 start = max(0, state.offset - _PROBE_BYTES)
                 handle.seek(start)
@@ -368,9 +374,10 @@ class RemoteMemoryStore:
     # -- writing ------------------------------------------------------------------------
 
     def _write_line(self, record: StoredMemory) -> None:
-        """One O_APPEND write + fsync. Caller holds the lock and has synced."""
+        """One O_APPEND write + fsync. Caller holds the lock and has just synced."""
         line = encode_line(record)
-        created = not self.path.exists()
+        state = self._state
+        created = state.identity is None  # the sync found no file
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_BINARY, 0o600)
         try:
             written = os.write(fd, line)
@@ -380,6 +387,7 @@ class RemoteMemoryStore:
                     "run `python -m memorylib fsck` before writing again"
                 )
             os.fsync(fd)
+            st = os.fstat(fd)
         finally:
             os.close(fd)
         if created and hasattr(os, "O_DIRECTORY"):
@@ -388,7 +396,20 @@ class RemoteMemoryStore:
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
-        self._sync()  # consumes exactly the line just written
+        if st.st_size != state.offset + len(line) or (
+            not created and state.identity != (st.st_dev, st.st_ino)
+        ):
+            self._sync()  # the file changed under us (a writer without the lock): re-read
+            return
+        # We hold the lock and synced just before writing: the file is exactly what we
+        # knew plus this line, so record it without reading it back.
+        state.records.append(record)
+        state.by_id[record.memory_id] = record
+        if record.kind is MemoryKind.RETRACTION and record.retracts is not None:
+            state.retraction_of.setdefault(record.retracts, record)
+        state.identity, state.mtime_ns = (st.st_dev, st.st_ino), st.st_mtime_ns
+        state.offset = st.st_size
+        state.probe = (state.probe + line)[-_PROBE_BYTES:]
 
     def _new_record(
         self,

@@ -411,9 +411,10 @@ def test_append_and_recall_parse_only_new_lines(tmp_path: Path) -> None:
             )
             if n % 10 == 0:
                 engine.recall("memory", as_of=TIMES[0], query_id="q")
-    # one line parsed per append (its own, after the write); recall parses nothing more
-    assert sum(parsed) == 60
-    assert max(parsed) == 1
+    # An append records its own line without reading it back, and recall in the same
+    # process finds nothing new to parse: the work per append does not grow with the file.
+    assert sum(parsed) == 0
+    assert [r.memory_id for r in store.read_all()][-1] == "conversation-59"
 
 
 # -- the fast read path accepts exactly what the full checks accept ------------------------------
@@ -447,8 +448,9 @@ values = st.one_of(
             "2026-08-01T00:00:00.5Z",
         ]
     ),
-    st.just([]),
-    st.just({}),
+    # builds, not just: a shared {} would be mutated by later draws (flaky data generation)
+    st.builds(list),
+    st.builds(dict),
 )
 
 
