@@ -212,6 +212,9 @@ class RemoteMemoryStore:
                 f"path {str(path)[:80]!r} must name a file (no NUL byte, not '.' or '..')"
             )
         self.lock_path = self.path.with_name(self.path.name + ".lock")
+        # str forms, computed once: appends are on the hot path (pathlib re-parses per use)
+        self._file = os.fspath(self.path)
+        self._dir = os.fspath(self.path.parent)
         self.user_scope = user_scope_for(user_id)
         self._state = _LogState()
         self._lock: filelock.BaseFileLock | None = None
@@ -225,14 +228,15 @@ class RemoteMemoryStore:
     def _locked(self, *, create: bool) -> Iterator[None]:
         """Hold the store's exclusive lock. Reads of a read-only location go unlocked."""
         if create:
-            _make_private_dirs(self.path.parent)
-        elif not self.path.parent.is_dir() or not os.access(self.path.parent, os.W_OK):
+            if not os.path.isdir(self._dir):
+                _make_private_dirs(self.path.parent)
+        elif not os.path.isdir(self._dir) or not os.access(self._dir, os.W_OK):
             yield  # nothing to lock against: no writer can exist without write access
             return
         lock = self._lock
         if lock is None:  # one lock object per store: per-thread state, reused per call
             lock = self._lock = filelock.FileLock(
-                self.lock_path, mode=0o600, timeout=LOCK_TIMEOUT_SECONDS
+                os.fspath(self.lock_path), mode=0o600, timeout=LOCK_TIMEOUT_SECONDS
             )
         try:
             lock.acquire()
@@ -316,7 +320,7 @@ class RemoteMemoryStore:
         """
         state = self._state
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 (closed by the with below)
+            handle = open(self._file, "rb")  # noqa: SIM115 (closed by the with below)
         except FileNotFoundError:
             if state.identity is not None or state.records:
                 state.reset()
@@ -378,7 +382,7 @@ class RemoteMemoryStore:
         line = encode_line(record)
         state = self._state
         created = state.identity is None  # the sync found no file
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_BINARY, 0o600)
+        fd = os.open(self._file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_BINARY, 0o600)
         try:
             written = os.write(fd, line)
             if written != len(line):  # a short write on a full disk: report, never hide
@@ -391,7 +395,7 @@ class RemoteMemoryStore:
         finally:
             os.close(fd)
         if created and hasattr(os, "O_DIRECTORY"):
-            dir_fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            dir_fd = os.open(self._dir, os.O_RDONLY | os.O_DIRECTORY)
             try:
                 os.fsync(dir_fd)
             finally:
