@@ -24,7 +24,7 @@ test: $(STAMP)
 	env -u MPLBACKEND $(BIN)/python -m pytest
 
 test-fast: $(STAMP)
-	env -u MPLBACKEND $(BIN)/python -m pytest -m "not browser and not slow" --ignore=tests/test_notebooks_nbval.py
+	env -u MPLBACKEND $(BIN)/python -m pytest tests -m "not browser and not slow"
 
 notebooks: $(STAMP)
 	env -u MPLBACKEND $(BIN)/python scripts/run_notebooks.py
