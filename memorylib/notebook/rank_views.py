@@ -37,7 +37,7 @@ from memorylib import (
 )
 from memorylib._checks import format_timestamp, parse_timestamp
 from memorylib.candidates import CandidateSet
-from memorylib.notebook.scoring_views import figure_png
+from memorylib.notebook.scoring_views import candidate_pool, figure_png
 from memorylib.ranking import rank_key
 from memorylib.scoring import age_in_days
 
@@ -83,12 +83,6 @@ class Scored:
         return self.candidate.record.memory_id
 
 
-def _pool(candidates: CandidateSet | Iterable[RecallCandidate]) -> tuple[RecallCandidate, ...]:
-    if isinstance(candidates, CandidateSet):
-        return candidates.candidates
-    return tuple(candidates)
-
-
 def rank_all(
     query: RecallQuery,
     candidates: CandidateSet | Iterable[RecallCandidate],
@@ -99,7 +93,7 @@ def rank_all(
     """EVERY candidate in stable-rank order (the library keeps only ``limit`` of them)."""
     moment = parse_timestamp(as_of, "as_of")
     scored = []
-    for candidate in _pool(candidates):
+    for candidate in candidate_pool(candidates):
         breakdown = score_recall_candidate(query, candidate, as_of=moment, policy=policy)
         scored.append(Scored(candidate, breakdown, rank_key(breakdown, candidate)))
     return tuple(sorted(scored, key=lambda s: s.key))

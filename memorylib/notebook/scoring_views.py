@@ -79,7 +79,7 @@ BREAKDOWN_FIELDS = (
 _TOLERANCE = 5e-7  # the breakdown is rounded to 6 places
 
 
-def _candidates(
+def candidate_pool(
     candidates: CandidateSet | Iterable[RecallCandidate],
 ) -> tuple[RecallCandidate, ...]:
     if isinstance(candidates, CandidateSet):
@@ -105,7 +105,7 @@ def score_frame(
     """
     moment = parse_timestamp(as_of, "as_of")
     rows = []
-    for candidate in _candidates(candidates):
+    for candidate in candidate_pool(candidates):
         b = score_recall_candidate(query, candidate, as_of=moment, policy=policy)
         rows.append(
             {
@@ -208,7 +208,7 @@ def policy_comparison_frame(
     if not policies:
         raise ValueError("policies must name at least one ScoringPolicy")
     moment = parse_timestamp(as_of, "as_of")
-    pool = _candidates(candidates)
+    pool = candidate_pool(candidates)
     base = score_frame(query, pool, as_of=moment)[["memory_id", "age_days", "matched"]]
     for label, policy in policies.items():
         scored = [
