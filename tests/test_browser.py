@@ -83,7 +83,10 @@ def timings() -> Iterator[dict[str, dict[str, float]]]:
 
 
 def shown_ids(page) -> list[str]:
-    return page.locator("table.playground-hits td.memory-id").all_inner_texts()
+    cells = page.locator("table.playground-hits td.memory-id")
+    # textContent, not innerText: JupyterLab renders off-screen cells with
+    # content-visibility hidden, and innerText of an unrendered node is "".
+    return [text.strip() for text in cells.all_text_contents()]
 
 
 def wait_for_table(page, *, query: str, limit: int, user: str) -> float:
