@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ._checks import parse_timestamp, type_name
-from .errors import RemoteMemoryScopeError, RemoteMemoryValidationError
+from .checks import require, require_items
+from .errors import RemoteMemoryScopeError
 from .query import extract_terms, normalize_text
 from .records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
+from .timestamps import parse_timestamp
 
 __all__ = ["CandidateSet", "build_recall_candidates", "retracted_ids", "searchable_terms"]
 
@@ -41,6 +42,7 @@ def searchable_terms(record: StoredMemory) -> tuple[str, ...]:
 
 
 def retracted_ids(records: Iterable[StoredMemory]) -> frozenset[str]:
+    """The memory_ids that a RETRACTION among ``records`` hides."""
     return frozenset(
         r.retracts for r in records if r.kind is MemoryKind.RETRACTION and r.retracts is not None
     )
@@ -48,18 +50,9 @@ def retracted_ids(records: Iterable[StoredMemory]) -> frozenset[str]:
 
 def build_recall_candidates(query: RecallQuery, records: Iterable[StoredMemory]) -> CandidateSet:
     """Pure: reads ``records``, returns candidates in the order the records came."""
-    if not isinstance(query, RecallQuery):
-        raise RemoteMemoryValidationError(f"query must be a RecallQuery, got {type_name(query)}")
-    if isinstance(records, str | bytes) or not isinstance(records, Iterable):
-        raise RemoteMemoryValidationError(
-            f"records must be an iterable of StoredMemory, got {type_name(records)}"
-        )
-    records = tuple(records)
+    query = require(query, RecallQuery, "query")
+    records = require_items(records, StoredMemory, "records")
     for position, record in enumerate(records):
-        if not isinstance(record, StoredMemory):
-            raise RemoteMemoryValidationError(
-                f"records[{position}] must be a StoredMemory, got {type_name(record)}"
-            )
         if record.user_scope != query.user_scope:
             raise RemoteMemoryScopeError(
                 f"records[{position}] ({record.memory_id!r}) has user_scope "
@@ -77,7 +70,7 @@ def build_recall_candidates(query: RecallQuery, records: Iterable[StoredMemory])
             continue
         searched += 1
         terms = searchable_terms(record)
-        matched = tuple(t for t in terms if t in wanted)
+        matched = tuple(term for term in terms if term in wanted)
         if matched:
             candidates.append(
                 RecallCandidate(

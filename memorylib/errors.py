@@ -8,6 +8,10 @@ field or the line at fault. Catch `RemoteMemoryError` to catch them all.
     │   └── RemoteMemoryDuplicateError   a memory_id that is already stored
     ├── RemoteMemoryScopeError           a record or store of another user
     └── RemoteMemoryCorruptionError      a line on disk that does not parse
+
+    UncommittedWriteWarning (a warning, not an error): the store file ends in a line
+    without its newline, a write a crash interrupted. Readers do not see it; the next
+    writer moves its bytes to the quarantine file.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ __all__ = [
     "RemoteMemoryError",
     "RemoteMemoryScopeError",
     "RemoteMemoryValidationError",
+    "UncommittedWriteWarning",
 ]
 
 
@@ -39,3 +44,7 @@ class RemoteMemoryScopeError(RemoteMemoryError):
 
 class RemoteMemoryCorruptionError(RemoteMemoryError):
     """Stored data does not parse; the message names the line."""
+
+
+class UncommittedWriteWarning(UserWarning):
+    """The store ends in an unterminated line: an interrupted write, invisible to readers."""

@@ -8,23 +8,15 @@ key is unique, so the order never depends on how the records were stored.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
-from ._checks import parse_timestamp, type_name
 from .candidates import CandidateSet
-from .errors import RemoteMemoryValidationError
+from .checks import require, require_items
 from .records import RecallCandidate, RecallHit, RecallQuery, RecallScope, RecallScoreBreakdown
-from .scoring import DEFAULT_POLICY, ScoringPolicy, require_policy, score_recall_candidate
+from .scoring import DEFAULT_POLICY, ScoringPolicy, score_recall_candidate
+from .timestamps import epoch_micros, parse_timestamp
 
-__all__ = ["capture_micros", "hit_from", "rank_key", "stable_rank_recall_candidates"]
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-
-
-def capture_micros(captured_at: datetime) -> int:
-    """Exact integer microseconds since the epoch (floats would blur close times)."""
-    return (captured_at - _EPOCH) // _MICROSECOND
+__all__ = ["hit_from", "rank_key", "stable_rank_recall_candidates"]
 
 
 def rank_key(
@@ -34,7 +26,7 @@ def rank_key(
     return (
         -breakdown.total,
         -breakdown.lexical_coverage,
-        -capture_micros(candidate.captured_at),
+        -epoch_micros(candidate.captured_at),  # an exact int: floats would blur close times
         candidate.record.memory_id,
     )
 
@@ -60,22 +52,13 @@ def stable_rank_recall_candidates(
     policy: ScoringPolicy = DEFAULT_POLICY,
 ) -> tuple[RecallHit, ...]:
     """Score every candidate, order by the explicit keys, keep ``query.limit``. Pure."""
-    if not isinstance(query, RecallQuery):
-        raise RemoteMemoryValidationError(f"query must be a RecallQuery, got {type_name(query)}")
+    query = require(query, RecallQuery, "query")
     moment = parse_timestamp(as_of, "as_of")
-    policy = require_policy(policy)
+    policy = require(policy, ScoringPolicy, "policy")
     if isinstance(candidates, CandidateSet):
         candidates = candidates.candidates
-    if isinstance(candidates, str | bytes) or not isinstance(candidates, Iterable):
-        raise RemoteMemoryValidationError(
-            f"candidates must be an iterable of RecallCandidate, got {type_name(candidates)}"
-        )
     scored = []
-    for position, candidate in enumerate(candidates):
-        if not isinstance(candidate, RecallCandidate):
-            raise RemoteMemoryValidationError(
-                f"candidates[{position}] must be a RecallCandidate, got {type_name(candidate)}"
-            )
+    for candidate in require_items(candidates, RecallCandidate, "candidates"):
         breakdown = score_recall_candidate(query, candidate, as_of=moment, policy=policy)
         scored.append((rank_key(breakdown, candidate), candidate, breakdown))
     scored.sort(key=lambda item: item[0])

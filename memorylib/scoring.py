@@ -9,46 +9,35 @@ Rejects a candidate built for another query_id.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from ._checks import parse_timestamp, type_name
+from .checks import require, require_number
 from .errors import RemoteMemoryValidationError
-from .records import RecallCandidate, RecallQuery, RecallScoreBreakdown
+from .records import (
+    DEFAULT_LEXICAL_WEIGHT,
+    DEFAULT_RECENCY_WEIGHT,
+    DEFAULT_RECENCY_WINDOW_DAYS,
+    RecallCandidate,
+    RecallQuery,
+    RecallScoreBreakdown,
+)
+from .timestamps import age_in_days, parse_timestamp
 
-__all__ = [
-    "DEFAULT_POLICY",
-    "ScoringPolicy",
-    "age_in_days",
-    "recency_score",
-    "score_recall_candidate",
-]
-
-SECONDS_PER_DAY = 86_400.0
+__all__ = ["DEFAULT_POLICY", "ScoringPolicy", "recency_score", "score_recall_candidate"]
 
 
 @dataclass(frozen=True, slots=True)
 class ScoringPolicy:
-    """Weights of the two score parts and the recency half-life window (in days)."""
+    """Weights of the two score parts and the recency window (in days)."""
 
-    lexical_weight: float = 0.85
-    recency_weight: float = 0.15
-    recency_window_days: float = 30.0
+    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+    recency_weight: float = DEFAULT_RECENCY_WEIGHT
+    recency_window_days: float = DEFAULT_RECENCY_WINDOW_DAYS
 
     def __post_init__(self) -> None:
         for name in ("lexical_weight", "recency_weight", "recency_window_days"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise RemoteMemoryValidationError(
-                    f"{name} must be a number, got {type_name(value)}"
-                )
-            try:
-                finite = math.isfinite(value)
-            except OverflowError:  # an int too large for a float
-                finite = False
-            if not finite or value < 0:
-                raise RemoteMemoryValidationError(f"{name} must be finite and >= 0, got {value}")
+            require_number(getattr(self, name), name)
         if self.recency_window_days <= 0:
             raise RemoteMemoryValidationError("recency_window_days must be > 0")
         if self.lexical_weight == 0 and self.recency_weight == 0:
@@ -58,22 +47,9 @@ class ScoringPolicy:
 DEFAULT_POLICY = ScoringPolicy()
 
 
-def age_in_days(captured_at: datetime, as_of: datetime) -> float:
-    """Days from capture to ``as_of``; a capture after ``as_of`` counts as age 0."""
-    return max(0.0, (as_of - captured_at).total_seconds() / SECONDS_PER_DAY)
-
-
-def recency_score(age_days: float, window_days: float = 30.0) -> float:
+def recency_score(age_days: float, window_days: float = DEFAULT_RECENCY_WINDOW_DAYS) -> float:
     """1 at age 0, 1/2 at one window, 1/3 at two windows: ``1 / (1 + age/window)``."""
     return 1.0 / (1.0 + age_days / window_days)
-
-
-def require_policy(policy: object) -> ScoringPolicy:
-    if not isinstance(policy, ScoringPolicy):
-        raise RemoteMemoryValidationError(
-            f"policy must be a ScoringPolicy, got {type_name(policy)}"
-        )
-    return policy
 
 
 def score_recall_candidate(
@@ -84,17 +60,13 @@ def score_recall_candidate(
     policy: ScoringPolicy = DEFAULT_POLICY,
 ) -> RecallScoreBreakdown:
     """Score one candidate. Pure; floats rounded to 6 places."""
-    if not isinstance(query, RecallQuery):
-        raise RemoteMemoryValidationError(f"query must be a RecallQuery, got {type_name(query)}")
-    if not isinstance(candidate, RecallCandidate):
-        raise RemoteMemoryValidationError(
-            f"candidate must be a RecallCandidate, got {type_name(candidate)}"
-        )
+    query = require(query, RecallQuery, "query")
+    candidate = require(candidate, RecallCandidate, "candidate")
     if candidate.query_id != query.query_id:
         raise RemoteMemoryValidationError(
             f"candidate.query_id {candidate.query_id!r} does not match query_id {query.query_id!r}"
         )
-    policy = require_policy(policy)
+    policy = require(policy, ScoringPolicy, "policy")
     moment = parse_timestamp(as_of, "as_of")
     coverage = len(candidate.matched_terms) / len(query.terms)
     recency = recency_score(age_in_days(candidate.captured_at, moment), policy.recency_window_days)

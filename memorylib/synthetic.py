@@ -24,14 +24,9 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ._checks import require_text
+from .interface import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS
 from .records import MemoryKind, MemorySource
-from .store import (
-    MAX_CONTENT_CHARS,
-    MAX_SUMMARY_CHARS,
-    RemoteMemoryStore,
-    encode_line,
-)
+from .store import RemoteMemoryStore
 
 __all__ = [
     "SYNTHETIC_END",
@@ -258,43 +253,16 @@ def write_synthetic_store(
 
     Default: every entry goes through ``store.append`` one by one (validation, lock,
     duplicate check, one ``O_APPEND`` write, ``fsync``), the path a real writer takes.
-
-    ``bulk=True`` builds each record exactly as ``append`` would (same validation,
-    same whitespace folding, same line encoding) but writes all lines with one
-    buffered write and one fsync. It bypasses the store's lock and duplicate check,
-    so it refuses a non-empty file and must only be used to build benchmark and test
-    fixtures that nothing else is writing to.
+    ``bulk=True`` writes them with ``store.append_many``: the same validation and
+    duplicate rules, one lock, one write and one ``fsync`` for the whole batch.
     """
     store = RemoteMemoryStore(path, user_id=user_id)
     entries = synthetic_entries(n, seed=seed)
-    if not bulk:
+    if bulk:
+        store.append_many(entries)
+    else:
         for entry in entries:
             store.append(**entry)
-        return store
-    if store.path.exists() and store.path.stat().st_size:
-        raise FileExistsError(f"{store.path} is not empty; bulk writes only create new stores")
-    store.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lines = []
-    for entry in entries:
-        record = store._new_record(  # the record append() would build
-            kind=MemoryKind(entry["kind"]),
-            content=require_text(entry["content"], "content", max_chars=MAX_CONTENT_CHARS),
-            summary=require_text(entry["summary"], "summary", max_chars=MAX_SUMMARY_CHARS),
-            source=entry["source"],
-            memory_id=entry["memory_id"],
-            stored_at=entry["stored_at"],
-        )
-        lines.append(encode_line(record))
-    fd = os.open(
-        store.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600
-    )
-    try:
-        with os.fdopen(fd, "wb", closefd=False) as handle:
-            handle.write(b"".join(lines))
-            handle.flush()
-        os.fsync(fd)
-    finally:
-        os.close(fd)
     return store
 
 

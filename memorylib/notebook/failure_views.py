@@ -42,6 +42,7 @@ from memorylib import (
     render_recall_context,
     seed_teaching_store,
 )
+from memorylib.files import append_bytes
 from memorylib.notebook.failure_race import RaceReport
 
 __all__ = [
@@ -157,11 +158,7 @@ def tear_last_line(
     """
     line = _line_for(store, memory_id, "Decided to shard the memory store by user scope.")
     torn = line[: max(1, int(len(line) * fraction))]
-    fd = os.open(store.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
-    try:
-        os.write(fd, torn)
-    finally:
-        os.close(fd)
+    append_bytes(store.path, torn)  # one O_APPEND write, as a writer killed mid-line leaves
     return torn
 
 

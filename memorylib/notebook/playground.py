@@ -27,7 +27,6 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from .._checks import parse_timestamp
 from ..datasets import (
     CHAPTER_USER,
     COURSE_AS_OF,
@@ -37,11 +36,13 @@ from ..datasets import (
 )
 from ..engine import RecallEngine
 from ..errors import RemoteMemoryError
+from ..interface import user_scope_for
 from ..records import RecallQuery, RecallResult
 from ..render import render_recall_context
 from ..scoring import ScoringPolicy
 from ..seed import TEACHING_AS_OF
-from ..store import RemoteMemoryStore, user_scope_for
+from ..store import RemoteMemoryStore
+from ..timestamps import parse_timestamp
 
 __all__ = [
     "DATASETS",

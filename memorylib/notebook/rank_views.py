@@ -35,11 +35,10 @@ from memorylib import (
     score_recall_candidate,
     user_scope_for,
 )
-from memorylib._checks import format_timestamp, parse_timestamp
 from memorylib.candidates import CandidateSet
 from memorylib.notebook.scoring_views import candidate_pool, figure_png
 from memorylib.ranking import rank_key
-from memorylib.scoring import age_in_days
+from memorylib.timestamps import age_in_days, format_timestamp, parse_timestamp
 
 __all__ = [
     "EXERCISE_AS_OF",

@@ -25,7 +25,7 @@ from memorylib import (
     StoredMemory,
     user_scope_for,
 )
-from memorylib._checks import parse_timestamp
+from memorylib.timestamps import parse_timestamp
 
 __all__ = [
     "EXERCISE_USER_ID",

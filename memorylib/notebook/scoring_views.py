@@ -37,10 +37,9 @@ from memorylib import (
     score_recall_candidate,
     user_scope_for,
 )
-from memorylib._checks import format_timestamp, parse_timestamp
 from memorylib.candidates import CandidateSet
 from memorylib.ranking import rank_key
-from memorylib.scoring import age_in_days
+from memorylib.timestamps import age_in_days, format_timestamp, parse_timestamp
 
 __all__ = [
     "BREAKDOWN_FIELDS",
