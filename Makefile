@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine (each creates .venv when needed):
 #   make course   open the course in JupyterLab
-#   make test     lint, library tests, reliability suite, notebook regression, browser tests
+#   make test     lint, layer contract, library tests, reliability suite, notebook regression,
+#                 browser tests
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -21,6 +22,7 @@ course: $(STAMP)
 test: $(STAMP)
 	@bash scripts/ensure-chromium.sh
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	env -u MPLBACKEND $(BIN)/python -m pytest
 
 test-fast: $(STAMP)
@@ -37,6 +39,7 @@ voila: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 clean-venv:
 	rm -rf $(VENV)

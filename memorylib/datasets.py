@@ -12,7 +12,7 @@ every field):
   relevant and where the real pipeline puts them (``top1``, ``top5`` or ``miss``).
 
 Each line or item is read by the records' own field-driven decoder
-(``records.decode_fields``) plus the data files' stricter rules (text written
+(``decoding.decode_fields``) plus the data files' stricter rules (text written
 whitespace-folded, timestamps written in canonical UTC, retractions that name an
 earlier record). Analysis helpers for the notebooks (languages, label outcomes) live
 in ``memorylib.notebook.analysis``.
@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from .checks import is_memory_id, require_items
+from .decoding import Timestamp, decode_fields
 from .errors import RemoteMemoryError, RemoteMemoryValidationError
 from .interface import user_scope_for
-from .records import MemoryKind, MemorySource, StoredMemory, Timestamp, decode_fields
+from .records import MemoryKind, MemorySource, StoredMemory
 from .seed import TEACHING_RECORDS
 from .store import RemoteMemoryStore
 from .timestamps import canonical_timestamp, parse_timestamp

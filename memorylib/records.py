@@ -10,17 +10,14 @@ Every type has ``to_dict()`` / ``from_dict()``; they round-trip exactly, and
 from __future__ import annotations
 
 import dataclasses
-import functools
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum, StrEnum
-from typing import Annotated, Any, TypeVar
+from enum import StrEnum
+from typing import Any
 
-from .errors import RemoteMemoryCorruptionError, RemoteMemoryError
-from .timestamps import parse_timestamp
+from .decoding import Timestamp, decode_fields
+from .errors import RemoteMemoryCorruptionError
 
 __all__ = [
     "DEFAULT_LEXICAL_WEIGHT",
@@ -37,8 +34,6 @@ __all__ = [
     "RecallScope",
     "RecallScoreBreakdown",
     "StoredMemory",
-    "Timestamp",
-    "decode_fields",
 ]
 
 SCHEMA_VERSION = 1
@@ -48,105 +43,12 @@ DEFAULT_LEXICAL_WEIGHT = 0.85
 DEFAULT_RECENCY_WEIGHT = 0.15
 DEFAULT_RECENCY_WINDOW_DAYS = 30.0
 
-Timestamp = Annotated[str, "timestamp"]  # an ISO-8601 str, kept as written
-E = TypeVar("E", bound=RemoteMemoryError)
-D = TypeVar("D")
 
 
 class MemoryKind(StrEnum):
     PROFILE = "profile"
     CONVERSATION = "conversation"
     RETRACTION = "retraction"  # beyond the chapter: an audit record that hides a target
-
-
-# -- from_dict, driven by the dataclass fields ------------------------------------------
-
-
-@functools.cache
-def _field_types(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls, include_extras=True)
-
-
-def decode_fields(
-    cls: type[D],
-    payload: object,
-    what: str,
-    *,
-    optional: frozenset[str] | None = None,
-    error: type[RemoteMemoryError] = RemoteMemoryCorruptionError,
-    field_prefix: str | None = None,
-) -> D:
-    """``cls(**payload)`` with every field checked against its annotation, or ``error``.
-
-    Keys must be exactly the fields (``optional`` ones, by default those with a
-    default value, may be absent). Types: a non-empty ``str``; ``Timestamp`` (a
-    non-empty ISO-8601 str); ``int`` and ``float`` (never ``bool``); an enum value;
-    ``tuple[X, ...]`` from a list; ``X | None``; a nested dataclass (its ``from_dict``).
-    A field is named ``what.field`` in messages, or ``field_prefix + field``.
-    """
-    if not isinstance(payload, Mapping):
-        raise error(f"{what} must be a JSON object, got {type(payload).__name__}")
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-    if optional is None:
-        optional = frozenset(f.name for f in fields if f.default is not dataclasses.MISSING)
-    names = {f.name for f in fields}
-    missing = names - optional - set(payload)
-    if missing:
-        raise error(f"{what} is missing {', '.join(sorted(missing))}")
-    extra = set(payload) - names
-    if extra:
-        raise error(f"{what} has unknown field(s) {', '.join(sorted(map(str, extra)))}")
-    hints = _field_types(cls)
-    prefix = f"{what}." if field_prefix is None else field_prefix
-    values = {
-        f.name: _decode_value(hints[f.name], payload[f.name], f"{prefix}{f.name}", error)
-        for f in fields
-        if f.name in payload
-    }
-    return cls(**values)
-
-
-def _decode_value(hint: Any, value: object, where: str, error: type[RemoteMemoryError]) -> Any:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is Annotated:  # Timestamp
-        text = _decode_value(args[0], value, where, error)
-        try:
-            parse_timestamp(text, where)
-        except RemoteMemoryError as exc:
-            raise error(str(exc)) from None
-        return text
-    if origin in (types.UnionType, typing.Union):  # X | None
-        if value is None:
-            return None
-        (inner,) = [arg for arg in args if arg is not type(None)]
-        return _decode_value(inner, value, where, error)
-    if origin is tuple:  # tuple[X, ...]
-        if not isinstance(value, list | tuple):
-            raise error(f"{where} must be a list")
-        return tuple(_decode_value(args[0], item, f"{where}[]", error) for item in value)
-    if hint is str:
-        if not isinstance(value, str) or not value:
-            raise error(f"{where} must be a non-empty string")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise error(f"{where} must be an integer")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise error(f"{where} must be a number")
-        return float(value)
-    if hint is datetime:
-        text = _decode_value(Timestamp, value, where, error)
-        return parse_timestamp(text, where)
-    if isinstance(hint, type) and issubclass(hint, Enum):
-        try:
-            return hint(value)
-        except (ValueError, TypeError):
-            raise error(f"{where} {value!r} is not a {hint.__name__}") from None
-    if dataclasses.is_dataclass(hint):
-        return hint.from_dict(value)  # type: ignore[union-attr]
-    raise TypeError(f"decode_fields cannot read {hint!r}")  # a new field type: teach it here
 
 
 # -- durable records --------------------------------------------------------------------

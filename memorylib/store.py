@@ -106,6 +106,9 @@ def check_line(record: StoredMemory, lineno: int, user_scope: str, seen: Mapping
         )
 
 
+_LAST_BYTES = 64
+
+
 @dataclass
 class _ReadSoFar:
     """What this store object has read of its file: the committed lines up to ``offset``."""
@@ -113,6 +116,7 @@ class _ReadSoFar:
     identity: tuple[int, int] | None = None  # (device, inode): a replaced file is re-read
     offset: int = 0
     mtime_ns: int = 0
+    last_bytes: bytes = b""  # the bytes just before offset: a file rewritten in place differs
     lines: int = 0
     by_id: dict[str, StoredMemory] = field(default_factory=dict)
     retraction_of: dict[str, StoredMemory] = field(default_factory=dict)
@@ -262,8 +266,9 @@ class RemoteMemoryStore(MemoryStore):
     def _catch_up(self) -> bytes:
         """Read the committed lines added since the last call; return the uncommitted tail.
 
-        A replaced or shortened file, or one changed without growing, is read from the
-        start again. The lock is held, so no other writer is between lines.
+        The lock is held, so no writer is between lines. A file that was replaced,
+        shortened, or changed where we had read (its last bytes before our offset
+        differ) is read again from the start.
         """
         read = self._read
         try:
@@ -274,23 +279,26 @@ class RemoteMemoryStore(MemoryStore):
         if os.path.isdir(self.path):
             raise self._is_a_directory()
         self._check_owner(st)
-        if (
-            (st.st_dev, st.st_ino) != read.identity
-            or st.st_size < read.offset
-            or (st.st_size == read.offset and st.st_mtime_ns != read.mtime_ns)
+        if (st.st_dev, st.st_ino) != read.identity or st.st_size < read.offset or (
+            st.st_size == read.offset and st.st_mtime_ns != read.mtime_ns
         ):
             read = self._read = _ReadSoFar(identity=(st.st_dev, st.st_ino))
         if st.st_size == read.offset:
             return b""
         with open(self.path, "rb") as handle:
-            data = _read_from(handle, read.offset)
-        committed, tail = split_committed(data)
+            handle.seek(read.offset - len(read.last_bytes))
+            data = handle.read()
+        if not data.startswith(read.last_bytes):  # rewritten in place
+            self._read = _ReadSoFar(identity=(st.st_dev, st.st_ino))
+            return self._catch_up()
+        committed, tail = split_committed(data[len(read.last_bytes) :])
         for raw in committed.splitlines():
             record = parse_line(raw, read.lines + 1)
             check_line(record, read.lines + 1, self.user_scope, read.by_id)
             read.add(record)
         read.offset += len(committed)
         read.mtime_ns = st.st_mtime_ns
+        read.last_bytes = (read.last_bytes + committed)[-_LAST_BYTES:]
         return tail
 
     def _recover(self, tail: bytes) -> None:
@@ -327,11 +335,9 @@ class RemoteMemoryStore(MemoryStore):
         if st.st_size == read.offset + len(data):  # we hold the lock: nothing else was added
             for record in records:
                 read.add(record)
-            read.identity, read.offset, read.mtime_ns = (
-                (st.st_dev, st.st_ino),
-                st.st_size,
-                st.st_mtime_ns,
-            )
+            read.identity, read.offset = (st.st_dev, st.st_ino), st.st_size
+            read.mtime_ns = st.st_mtime_ns
+            read.last_bytes = (read.last_bytes + data)[-_LAST_BYTES:]
 
     # -- small helpers --------------------------------------------------------------------
 
@@ -352,16 +358,12 @@ class RemoteMemoryStore(MemoryStore):
         warnings.warn(
             UncommittedWriteWarning(
                 f"{self.path.name}: line {lineno} is an uncommitted write ({size} bytes "
-                "with no newline, a writer was interrupted); readers ignore it and the "
-                f"next append moves it to {self.quarantine_path.name}"
+                "with no newline: a write in progress, or one a crash interrupted); readers "
+                f"ignore it, and the next append moves an interrupted one to "
+                f"{self.quarantine_path.name}"
             ),
             stacklevel=3,
         )
-
-
-def _read_from(handle: Any, offset: int) -> bytes:
-    handle.seek(offset)
-    return handle.read()
 
 
 def _store_path(path: object) -> Path:

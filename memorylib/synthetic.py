@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,6 +30,7 @@ from .records import MemoryKind, MemorySource
 from .store import RemoteMemoryStore
 
 __all__ = [
+    "SHAPES",
     "SYNTHETIC_END",
     "synthetic_entries",
     "synthetic_queries",
@@ -94,6 +96,8 @@ _CHINESE_CHARS = (
 )
 
 _CONNECTORS_ZH = "，"
+_LATIN = re.compile(r"[A-Za-z]+")
+_HAN_CHARS = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _zipf_cumulative(size: int) -> list[float]:
@@ -177,8 +181,20 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def synthetic_entries(n: int, *, seed: int = 0) -> list[dict[str, Any]]:
+SHAPES = ("short", "long")
+
+
+def _word_count(text: str) -> int:
+    """English words plus Chinese words (about two characters each)."""
+    return len(_LATIN.findall(text)) + len(_HAN_CHARS.findall(text)) // 2
+
+
+def synthetic_entries(n: int, *, seed: int = 0, shape: str = "short") -> list[dict[str, Any]]:
     """``n`` keyword-argument dicts for ``store.append(**entry)``; deterministic for ``seed``.
+
+    ``shape="short"``: 1-4 sentences of one style (English, Chinese or mixed).
+    ``shape="long"``: 50-150 words per record, sentences of every style mixed in one
+    record, so the commonest terms ("the", "memory", 记忆 ...) are in most records.
 
     Record ``i`` has memory_id ``conversation-{i:07d}`` (``profile-{i:07d}`` for the
     occasional PROFILE snapshot). About 45% are English, 30% Chinese and 25% mixed.
@@ -188,8 +204,10 @@ def synthetic_entries(n: int, *, seed: int = 0) -> list[dict[str, Any]]:
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")
+    if shape not in SHAPES:
+        raise ValueError(f"shape must be one of {SHAPES}, got {shape!r}")
     vocab = _vocabulary(seed)
-    rng = random.Random(f"memorylib-entries-{seed}")
+    rng = random.Random(f"memorylib-entries-{seed}" + ("" if shape == "short" else f"-{shape}"))
     start = SYNTHETIC_END - timedelta(seconds=_SPAN_SECONDS)
     entries: list[dict[str, Any]] = []
     times: list[datetime] = []
@@ -211,8 +229,16 @@ def synthetic_entries(n: int, *, seed: int = 0) -> list[dict[str, Any]]:
             if style < 0.75
             else vocab.mixed_sentence
         )
-        sentences = [make(rng) for _ in range(rng.randint(1, 4))]
-        separator = "" if make is vocab.chinese_sentence else " "
+        if shape == "long":
+            target, sentences, words = rng.randint(50, 150), [], 0
+            makers = (vocab.english_sentence, vocab.chinese_sentence, vocab.mixed_sentence)
+            while words < target:
+                sentences.append(rng.choice(makers)(rng))
+                words += _word_count(sentences[-1])
+            separator = " "
+        else:
+            sentences = [make(rng) for _ in range(rng.randint(1, 4))]
+            separator = "" if make is vocab.chinese_sentence else " "
         content = separator.join(sentences)[:MAX_CONTENT_CHARS]
         summary = sentences[0][:MAX_SUMMARY_CHARS]
         title_words = (
@@ -248,6 +274,7 @@ def write_synthetic_store(
     seed: int = 0,
     user_id: str = "local-user",
     bulk: bool = False,
+    shape: str = "short",
 ) -> RemoteMemoryStore:
     """A store at ``path`` holding ``synthetic_entries(n, seed=seed)``.
 
@@ -257,7 +284,7 @@ def write_synthetic_store(
     duplicate rules, one lock, one write and one ``fsync`` for the whole batch.
     """
     store = RemoteMemoryStore(path, user_id=user_id)
-    entries = synthetic_entries(n, seed=seed)
+    entries = synthetic_entries(n, seed=seed, shape=shape)
     if bulk:
         store.append_many(entries)
     else:

@@ -55,3 +55,11 @@ def add(
         source=source(memory_id, captured_at),
         stored_at="2026-08-02T00:00:00Z",
     )
+
+
+def outcome(call):
+    """("ok", value) or (exception type, message): what differential tests compare."""
+    try:
+        return ("ok", call())
+    except Exception as exc:
+        return (type(exc), str(exc))

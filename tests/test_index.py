@@ -10,18 +10,13 @@ a replaced file (also of the same size) and a truncated one.
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
-import types
-from collections import defaultdict
 from contextlib import ExitStack
-from datetime import datetime
 from pathlib import Path
 from unittest import mock
 
@@ -44,9 +39,13 @@ from memorylib import (
     normalize_text,
     recall_pipeline,
 )
-from memorylib import index as index_module
 from memorylib import store as store_module
-from memorylib.index import RecallIndex, index_terms, term_key
+from memorylib.fast import index as index_module
+from memorylib.fast import log as log_module
+from memorylib.fast import tokenizer as tokenizer_module
+from memorylib.fast.index import RecallIndex
+
+from .conftest import outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = "index-tester"
@@ -144,7 +143,8 @@ def knobs() -> st.SearchStrategy[dict[str, int]]:
 
 def patched(stack: ExitStack, values: dict[str, int]) -> None:
     for name, value in values.items():
-        stack.enter_context(mock.patch.object(index_module, name, value))
+        module = tokenizer_module if name == "_POSITION_BITS" else index_module
+        stack.enter_context(mock.patch.object(module, name, value))
 
 
 def assert_same(store: RemoteMemoryStore, engine: RecallEngine, queries: list[tuple]) -> None:
@@ -167,60 +167,6 @@ SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-
-# -- terms ----------------------------------------------------------------------------------
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.one_of(
-        texts(0, 12),
-        st.text(max_size=40),
-        st.text(alphabet=st.characters(min_codepoint=0xFF00, max_codepoint=0xFF70), max_size=12),
-        st.text(alphabet=st.characters(min_codepoint=0x4DF0, max_codepoint=0x4E10), max_size=12),
-    )
-)
-def test_index_terms_are_the_taught_terms(text: str) -> None:
-    taught = extract_terms(normalize_text(text))
-    assert index_terms(text) == {term_key(t) for t in taught}
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(texts(0, 8), st.text(max_size=20)), min_size=1, max_size=6))
-def test_a_batch_of_texts_gets_each_texts_terms(batch: list[str]) -> None:
-    vocab: dict = defaultdict(itertools.count().__next__)
-    docs, ids = index_module._term_pairs(batch, list(range(len(batch))), vocab.__getitem__, {})
-    key_of = {term_id: key for key, term_id in vocab.items()}
-    got = [set() for _ in batch]
-    for doc, term_id in zip(docs.tolist(), ids.tolist(), strict=True):
-        got[doc].add(key_of[term_id])
-    assert len(docs) == sum(map(len, got))  # each (doc, term) pair once
-    assert got == [index_terms(text) for text in batch]
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(
-        st.one_of(
-            st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)).map(
-                lambda d: f"{d.year:04d}-{d:%m-%dT%H:%M:%S}Z"
-            ),
-            st.sampled_from([*TIMES, "2026-08-01T00:00:00.000001Z", "2026-08-01 12:00:00Z"]),
-        ),
-        max_size=12,
-    )
-)
-def test_vectorized_capture_times_match_the_parser(stamps: list[str]) -> None:
-    expected = [index_module._micros(stamp) for stamp in stamps]
-    assert index_module._capture_micros(stamps).tolist() == expected
-
-
-def test_term_keys_never_collide() -> None:
-    terms = ["记", "记忆", "忆记", "一", "鿿", "一鿿", "word", "一x", "", "记忆分"]
-    keys = [term_key(t) for t in terms]
-    assert len(set(keys)) == len(keys)
-    assert term_key("一x") == "一x" and term_key("记忆分") == "记忆分"  # never tokenizer terms
 
 
 # -- the indexed path equals the teaching path ------------------------------------------------
@@ -392,15 +338,19 @@ def test_index_stays_consistent_while_another_process_appends(tmp_path: Path) ->
 def test_append_and_recall_parse_only_new_lines(tmp_path: Path) -> None:
     store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id=USER)
     parsed: list[int] = []
-    original = RemoteMemoryStore._parse_block
 
-    def counting(self, data, first_lineno, known=None):
-        records = original(self, data, first_lineno, known)
-        parsed.append(len(records))
-        return records
+    def counting(original):
+        def parse(raw, lineno):
+            parsed.append(lineno)
+            return original(raw, lineno)
+
+        return parse
 
     engine = RecallEngine(store)
-    with mock.patch.object(RemoteMemoryStore, "_parse_block", counting):
+    with (
+        mock.patch.object(store_module, "parse_line", counting(store_module.parse_line)),
+        mock.patch.object(log_module, "decode_line", counting(log_module.decode_line)),
+    ):
         for n in range(60):
             store.append(
                 kind=MemoryKind.CONVERSATION,
@@ -411,159 +361,7 @@ def test_append_and_recall_parse_only_new_lines(tmp_path: Path) -> None:
             )
             if n % 10 == 0:
                 engine.recall("memory", as_of=TIMES[0], query_id="q")
-    # An append records its own line without reading it back, and recall in the same
-    # process finds nothing new to parse: the work per append does not grow with the file.
-    assert sum(parsed) == 0
+    # An append records its own line without reading it back, so the store parses
+    # nothing; the index reads each new line once (not the whole file per recall).
+    assert len(parsed) == 60 - 9 and len(set(parsed)) == len(parsed)
     assert [r.memory_id for r in store.read_all()][-1] == "conversation-59"
-
-
-# -- the fast read path accepts exactly what the full checks accept ------------------------------
-
-GOOD = StoredMemory(
-    "conversation-1",
-    "0123456789abcdef",
-    MemoryKind.CONVERSATION,
-    "content",
-    "summary",
-    MemorySource("s", "conversation_transcript", "title", "2026-08-01T00:00:00Z"),
-    "2026-08-02T00:00:00Z",
-).to_dict()
-
-values = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-2, 3),
-    st.sampled_from(["", " ", "x", "conversation", "profile", "retraction", "Conversation"]),
-    st.sampled_from(
-        [
-            "2026-08-01T00:00:00Z",
-            " 2026-08-01T00:00:00Z",
-            "2026-08-01T00:00:00+08:00",
-            "2026-08-01T00:00:00",
-            "2026-08-01",
-            "0001-01-01T00:00:00+01:00",
-            "9999-12-31T23:59:59Z",
-            "2026-13-01T00:00:00Z",
-            "Z",
-            "2026-08-01T00:00:00.5Z",
-        ]
-    ),
-    # builds, not just: a shared {} would be mutated by later draws (flaky data generation)
-    st.builds(list),
-    st.builds(dict),
-)
-
-
-@st.composite
-def payloads(draw: st.DrawFn) -> dict:
-    payload = json.loads(json.dumps(GOOD))
-    for _ in range(draw(st.integers(0, 3))):
-        inner = payload.get("source")
-        where = inner if isinstance(inner, dict) and draw(st.booleans()) else payload
-        key = draw(st.sampled_from([*sorted(where), "retracts", "extra"]))
-        if draw(st.integers(0, 5)) == 0:
-            where.pop(key, None)
-        else:
-            where[key] = draw(values)
-    return payload
-
-
-def outcome(call):
-    try:
-        return ("ok", call())
-    except Exception as exc:  # the type and message are what is compared
-        return (type(exc), str(exc))
-
-
-@settings(max_examples=400, deadline=None)
-@given(payloads())
-def test_fast_from_dict_matches_the_full_checks(payload: dict) -> None:
-    def full_checks():  # a read-only mapping is not a dict: it always takes the full checks
-        inner = payload.get("source")
-        proxied = dict(payload)
-        if isinstance(inner, dict):
-            proxied["source"] = types.MappingProxyType(inner)
-        return StoredMemory.from_dict(types.MappingProxyType(proxied))
-
-    assert outcome(lambda: StoredMemory.from_dict(payload)) == outcome(full_checks)
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.one_of(
-        st.binary(max_size=30),
-        st.builds(
-            lambda prefix, body, suffix: prefix + body + suffix,
-            st.sampled_from([b"", b"{", b" ", b"\xef\xbb\xbf", b"{\x00", b"\x00{"]),
-            st.sampled_from([json.dumps(GOOD).encode(), b'"a": 1}', b"}", b'{"a": [1'])
-            | st.binary(max_size=20),
-            st.sampled_from([b"", b" ", b"\r", b"}", b" x", b"\t", b"\xff"]),
-        ),
-    )
-)
-def test_fast_json_matches_json_loads(raw: bytes) -> None:
-    assert outcome(lambda: store_module._loads(raw)) == outcome(lambda: json.loads(raw))
-
-
-def json_path_parse(raw: bytes):
-    """parse_line without the canonical-line shortcut: the generic decoder and from_dict."""
-    with mock.patch.object(store_module, "_canonical_record", lambda raw: None):
-        return store_module.parse_line(raw, 7)
-
-
-any_text = st.text(min_size=1, max_size=12)  # quotes, backslashes, controls, emoji, ...
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    memory_id=st.sampled_from(["m-1", "conversation-0000001", "a:b@c"]),
-    kind=st.sampled_from([MemoryKind.CONVERSATION, MemoryKind.PROFILE, MemoryKind.RETRACTION]),
-    content=st.one_of(any_text, texts()),
-    summary=st.one_of(any_text, st.sampled_from(['say "hi"', "back\\slash", "tab\tx", "é"])),
-    title=any_text,
-    captured=st.sampled_from([*TIMES, "2026-08-01T00:00:00.25Z", "2026-02-30T00:00:00Z", "x"]),
-)
-def test_canonical_lines_parse_like_json(memory_id, kind, content, summary, title, captured):
-    record = StoredMemory(
-        memory_id,
-        "0123456789abcdef",
-        kind,
-        content,
-        summary,
-        MemorySource("s", "conversation_transcript", title, captured),
-        "2026-08-02T00:00:00Z",
-        retracts="m-0" if kind is MemoryKind.RETRACTION else None,
-    )
-    raw = store_module.encode_line(record)[:-1]
-    assert outcome(lambda: store_module.parse_line(raw, 7)) == outcome(lambda: json_path_parse(raw))
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.data())
-def test_mutated_canonical_lines_parse_like_json(data) -> None:
-    raw = bytearray(json.dumps(GOOD, ensure_ascii=False, separators=(",", ":")).encode())
-    for _ in range(data.draw(st.integers(1, 3))):
-        at = data.draw(st.integers(0, len(raw)))
-        action = data.draw(st.sampled_from(["insert", "delete", "replace"]))
-        byte = data.draw(st.sampled_from(list(b'" \\{}:,1Z\x00\x1f\xc3\xa9\xed\xa0\x80a-')))
-        if action == "insert":
-            raw[at:at] = bytes([byte])
-        elif at < len(raw):
-            raw[at : at + 1] = b"" if action == "delete" else bytes([byte])
-    line = bytes(raw)
-    assert outcome(lambda: store_module.parse_line(line, 7)) == outcome(
-        lambda: json_path_parse(line)
-    )
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.text(max_size=5), min_size=9, max_size=9), st.sampled_from(list(MemoryKind)))
-def test_checked_builders_equal_the_constructors(values, kind) -> None:
-    from memorylib.records import checked_memory, checked_source
-
-    source = checked_source(*values[:4])
-    assert source == MemorySource(*values[:4])
-    record = checked_memory(*values[4:6], kind, *values[6:8], source, values[8])
-    expected = StoredMemory(*values[4:6], kind, *values[6:8], MemorySource(*values[:4]), values[8])
-    assert record == expected and repr(record) == repr(expected)
-    assert dataclasses.asdict(record) == dataclasses.asdict(expected)  # every slot is set

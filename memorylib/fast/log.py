@@ -108,8 +108,9 @@ class FileLog:
             warnings.warn(
                 UncommittedWriteWarning(
                     f"{self.path.name}: line {len(self.records) + 1} is an uncommitted write "
-                    f"({len(tail)} bytes with no newline, a writer was interrupted); readers "
-                    "ignore it and the next append moves it to the quarantine file"
+                    f"({len(tail)} bytes with no newline: a write in progress, or one a crash "
+                    "interrupted); readers ignore it, and the next append moves an "
+                    "interrupted one to the quarantine file"
                 ),
                 stacklevel=2,
             )
