@@ -26,6 +26,7 @@ from .errors import (
     RemoteMemoryDuplicateError,
     RemoteMemoryError,
     RemoteMemoryScopeError,
+    RemoteMemoryUnavailableError,
     RemoteMemoryValidationError,
     UncommittedWriteWarning,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "RemoteMemoryError",
     "RemoteMemoryScopeError",
     "RemoteMemoryStore",
+    "RemoteMemoryUnavailableError",
     "RemoteMemoryValidationError",
     "ScoringPolicy",
     "StoredMemory",

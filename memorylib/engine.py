@@ -5,8 +5,10 @@
 
 * ``teaching``: ``store.read_all()`` then the stage functions (``pipeline``), exactly
   as taught;
-* ``indexed`` (default): ``memorylib.fast.index``, an inverted index kept in step with
-  a JSONL store's file, for stores of 100,000 records. Other backends take the
+* ``indexed`` (default): a store that answers recall itself (``store.indexed_recall``:
+  the database backends of ``memorylib.backends``, candidates from their terms
+  table) does; a JSONL store gets ``memorylib.fast.index``, an inverted index kept in
+  step with its file, for stores of 100,000 records. Any other store takes the
   teaching path.
 """
 
@@ -75,6 +77,9 @@ class RecallEngine:
             text, user_scope=self.store.user_scope, limit=limit, query_id=query_id,
             issued_at=moment,
         )  # fmt: skip
+        indexed_recall = getattr(self.store, "indexed_recall", None)
+        if self.strategy == "indexed" and callable(indexed_recall):
+            return indexed_recall(query, as_of=moment, policy=used)
         if self.strategy == "indexed" and isinstance(self.store, RemoteMemoryStore):
             if self._index is None:
                 from .fast.index import RecallIndex  # numpy loads on the first indexed recall
