@@ -63,3 +63,22 @@ def outcome(call):
         return ("ok", call())
     except Exception as exc:
         return (type(exc), str(exc))
+
+
+# The backends (JSONL, SQLite, PostgreSQL) as fixtures, the real PostgreSQL server
+# behind them, and the "PostgreSQL suite: ..." line of pytest's summary.
+from .backends_support import (  # noqa: E402
+    backend,
+    postgres_server,
+    pytest_collection_modifyitems,
+    pytest_runtest_logreport,
+    pytest_terminal_summary,
+)
+
+__all__ = [
+    "backend",
+    "postgres_server",
+    "pytest_collection_modifyitems",
+    "pytest_runtest_logreport",
+    "pytest_terminal_summary",
+]

@@ -376,14 +376,12 @@ class PostgresMemoryStore(MemoryStore):
             return records
         with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.executemany(_INSERT, [self._params(r) for r in records], returning=True)
-            refused = False
-            while True:
-                refused = refused or cur.fetchone() is None
-                if not cur.nextset():
-                    break
-            if refused:
-                check_new_ids(records, self._by_ids(conn, [r.memory_id for r in records]))
-                raise RemoteMemoryError("a record of the batch was refused")
+            refused = set()
+            for record in records:  # one result per statement, in order
+                if cur.fetchone() is None:
+                    refused.add(record.memory_id)
+                cur.nextset()
+            check_new_ids(records, refused)  # raises if any was refused: all rolled back
         return records
 
     def retract(

@@ -232,9 +232,7 @@ class SQLiteMemoryStore(MemoryStore):
                  record.retracts, record_json(record)),
             ).fetchone()  # fmt: skip
             if row is None:  # the unique constraint said no: report like every backend
-                taken = self._by_ids(conn, [r.memory_id for r in records])
-                check_new_ids(records, taken)
-                raise RemoteMemoryCorruptionError(f"insert of {record.memory_id!r} was refused")
+                check_new_ids(records, {record.memory_id})
             conn.executemany(
                 "INSERT INTO memory_terms (user_scope, term, seq) VALUES (?, ?, ?)",
                 [(scope, term, row[0]) for term in record_terms(record)],
