@@ -205,16 +205,20 @@ class Backend:
                 close()
 
 
+def make_backend(name: str, root: Path, request: pytest.FixtureRequest) -> Backend:
+    """A backend of kind ``name`` in ``root`` (the server fixture only when it is needed)."""
+    root.mkdir(parents=True, exist_ok=True)
+    server = request.getfixturevalue("postgres_server") if name == "postgresql" else None
+    chosen = Backend(name, root, server)
+    request.addfinalizer(chosen.close)
+    return chosen
+
+
 @pytest.fixture(
     params=["jsonl", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 )
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    server = request.getfixturevalue("postgres_server") if request.param == "postgresql" else None
-    chosen = Backend(request.param, tmp_path, server)
-    try:
-        yield chosen
-    finally:
-        chosen.close()
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    return make_backend(request.param, tmp_path, request)
 
 
 # -- the PostgreSQL line in pytest's summary --------------------------------------------------
