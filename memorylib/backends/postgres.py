@@ -10,12 +10,13 @@ transaction.
 **A role per user scope.** ``provision(admin_dsn, user_ids=...)`` applies the schema
 migrations (recorded in ``memorylib.schema_version``) and creates, for each user,
 the login role ``memorylib_<user_scope>``: not a superuser, no BYPASSRLS, allowed
-only SELECT and INSERT (rows are never updated or deleted). Row-level security
-(forced, so even the tables' owner is held to it) lets a role see and write only
-rows whose ``user_scope`` is its own. The store logs in as its scope's role, so a
-session bound to one scope cannot reach another's rows even with hand-written SQL;
-every statement also names the scope itself. Credentials for the roles come from
-the DSN or libpq's usual places (``~/.pgpass`` holds one line per role).
+only SELECT and INSERT (rows are never updated or deleted). Row-level security lets
+a role see and write only rows whose ``user_scope`` is its own (the tables' owner,
+who runs the migrations, is the one exemption: the store never logs in as it). The
+store logs in as its scope's role, so a session bound to one scope cannot reach
+another's rows even with hand-written SQL; every statement also names the scope.
+Credentials for the roles come from the DSN or libpq's usual places (``~/.pgpass``
+holds one line per role).
 
 **Never a hang.** Connections come from a pool (one per request), opened with a
 bounded ``connect_timeout``; every statement runs under ``statement_timeout`` and
@@ -80,10 +81,11 @@ __all__ = [
 SCHEMA_VERSION = 1
 GROUP_ROLE = "memorylib_scopes"  # holds the table privileges every scope role inherits
 ROLE_PREFIX = "memorylib_"
-# A role sees only the rows of the scope its name carries.
+# A role sees only the rows of the scope its name carries. The scalar subquery is
+# evaluated once per statement (an InitPlan), not once per row.
 _OWN_SCOPE = (
-    "current_user::text ~ '^memorylib_[0-9a-f]{16}$' "
-    "AND user_scope = substr(current_user::text, 11)"
+    "user_scope = (SELECT CASE WHEN current_user::text ~ '^memorylib_[0-9a-f]{16}$' "
+    "THEN substr(current_user::text, 11) END)"
 )
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -102,28 +104,57 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             record text NOT NULL,
             UNIQUE (user_scope, memory_id)
         )""",
+        # one retraction per target: a second one would be a second audit entry
         """CREATE UNIQUE INDEX memories_retracts ON memorylib.memories (user_scope, retracts)
             WHERE retracts IS NOT NULL""",
-        """CREATE INDEX memories_conversations ON memorylib.memories (user_scope)
-            WHERE kind = 'conversation'""",
+        # one row per (record, term), carrying what ranking needs: a covering index
         """CREATE TABLE memorylib.memory_terms (
             user_scope text COLLATE "C" NOT NULL,
             term text COLLATE "C" NOT NULL,
             seq bigint NOT NULL REFERENCES memorylib.memories (seq),
-            PRIMARY KEY (user_scope, term, seq)
+            captured_us bigint NOT NULL,
+            memory_id text COLLATE "C" NOT NULL,
+            PRIMARY KEY (user_scope, term, seq) INCLUDE (captured_us, memory_id)
         )""",
+        # per scope: conversations stored and how many a retraction hides (recall's counts),
+        # kept by a trigger that runs as the owner: the scope roles may only read them
+        """CREATE TABLE memorylib.scope_counts (
+            user_scope text COLLATE "C" PRIMARY KEY,
+            conversations bigint NOT NULL,
+            retracted bigint NOT NULL
+        )""",
+        """CREATE FUNCTION memorylib.count_memory() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            BEGIN
+              INSERT INTO memorylib.scope_counts AS c (user_scope, conversations, retracted)
+              VALUES (NEW.user_scope, (NEW.kind = 'conversation')::int,
+                ((NEW.kind = 'retraction' AND EXISTS (
+                    SELECT 1 FROM memorylib.memories m WHERE m.user_scope = NEW.user_scope
+                    AND m.memory_id = NEW.retracts AND m.kind = 'conversation'))
+                 OR (NEW.kind = 'conversation' AND EXISTS (
+                    SELECT 1 FROM memorylib.memories r WHERE r.user_scope = NEW.user_scope
+                    AND r.retracts = NEW.memory_id)))::int)
+              ON CONFLICT (user_scope) DO UPDATE SET
+                conversations = c.conversations + EXCLUDED.conversations,
+                retracted = c.retracted + EXCLUDED.retracted;
+              RETURN NULL;
+            END $$""",
+        "REVOKE ALL ON FUNCTION memorylib.count_memory() FROM PUBLIC",
+        """CREATE TRIGGER memories_count AFTER INSERT ON memorylib.memories
+            FOR EACH ROW EXECUTE FUNCTION memorylib.count_memory()""",
+        # The owner (who runs migrations and the trigger) is exempt; every scope role is not.
         "ALTER TABLE memorylib.memories ENABLE ROW LEVEL SECURITY",
-        "ALTER TABLE memorylib.memories FORCE ROW LEVEL SECURITY",
         "ALTER TABLE memorylib.memory_terms ENABLE ROW LEVEL SECURITY",
-        "ALTER TABLE memorylib.memory_terms FORCE ROW LEVEL SECURITY",
+        "ALTER TABLE memorylib.scope_counts ENABLE ROW LEVEL SECURITY",
         f"CREATE POLICY own_scope ON memorylib.memories USING ({_OWN_SCOPE}) "
         f"WITH CHECK ({_OWN_SCOPE})",
         f"CREATE POLICY own_scope ON memorylib.memory_terms USING ({_OWN_SCOPE}) "
         f"WITH CHECK ({_OWN_SCOPE})",
+        f"CREATE POLICY own_scope ON memorylib.scope_counts FOR SELECT USING ({_OWN_SCOPE})",
         "REVOKE ALL ON SCHEMA memorylib FROM PUBLIC",
         f"GRANT USAGE ON SCHEMA memorylib TO {GROUP_ROLE}",
         f"GRANT SELECT, INSERT ON memorylib.memories, memorylib.memory_terms TO {GROUP_ROLE}",
-        f"GRANT SELECT ON memorylib.schema_version TO {GROUP_ROLE}",
+        f"GRANT SELECT ON memorylib.schema_version, memorylib.scope_counts TO {GROUP_ROLE}",
     ),
 }
 
@@ -135,35 +166,30 @@ WITH stored AS (
   ON CONFLICT DO NOTHING
   RETURNING seq
 ), indexed AS (
-  INSERT INTO memorylib.memory_terms (user_scope, term, seq)
-  SELECT %(scope)s, term, stored.seq FROM stored, unnest(%(terms)s::text[]) AS term
+  INSERT INTO memorylib.memory_terms (user_scope, term, seq, captured_us, memory_id)
+  SELECT %(scope)s, term, stored.seq, %(captured_us)s, %(memory_id)s
+  FROM stored, unnest(%(terms)s::text[]) AS term
 )
 SELECT seq FROM stored
 """
 _MATCH = """
-WITH counts AS (
-  SELECT
-    (SELECT count(*) FROM memorylib.memories
-      WHERE user_scope = %(scope)s AND kind = 'conversation') AS conversations,
-    (SELECT count(*) FROM memorylib.memories r JOIN memorylib.memories m
-        ON m.user_scope = r.user_scope AND m.memory_id = r.retracts
-      WHERE r.user_scope = %(scope)s AND r.retracts IS NOT NULL
-        AND m.kind = 'conversation') AS retracted
-), matched AS (
-  SELECT seq, count(*) AS level FROM memorylib.memory_terms
+WITH matched AS (
+  SELECT seq, count(*) AS level, min(captured_us) AS captured_us, min(memory_id) AS memory_id
+  FROM memorylib.memory_terms
   WHERE user_scope = %(scope)s AND term = ANY(%(terms)s::text[])
   GROUP BY seq
-), live AS (
-  SELECT m.seq, m.memory_id, m.captured_us, x.level
-  FROM matched x JOIN memorylib.memories m ON m.seq = x.seq
-  WHERE m.user_scope = %(scope)s AND NOT EXISTS (
-    SELECT 1 FROM memorylib.memories r
-    WHERE r.user_scope = %(scope)s AND r.retracts = m.memory_id)
+), hidden AS MATERIALIZED (
+  SELECT retracts FROM memorylib.memories
+  WHERE user_scope = %(scope)s AND retracts IS NOT NULL
 ), ranked AS (
   SELECT seq, captured_us, level,
     row_number() OVER (PARTITION BY level ORDER BY captured_us DESC, memory_id) AS rn,
     count(*) OVER (PARTITION BY level) AS size
-  FROM live
+  FROM matched x
+  WHERE NOT EXISTS (SELECT 1 FROM hidden h WHERE h.retracts = x.memory_id)
+), counts AS (
+  SELECT coalesce(max(conversations), 0) AS conversations, coalesce(max(retracted), 0) AS retracted
+  FROM memorylib.scope_counts WHERE user_scope = %(scope)s
 )
 SELECT c.conversations, c.retracted, r.level, r.size, r.seq, r.captured_us
 FROM counts c LEFT JOIN ranked r ON r.rn <= %(limit)s

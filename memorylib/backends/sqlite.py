@@ -76,12 +76,34 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         """CREATE UNIQUE INDEX memories_retracts ON memories (user_scope, retracts)
             WHERE retracts IS NOT NULL""",
         "CREATE INDEX memories_kind ON memories (user_scope, kind)",
+        # one row per (record, term), carrying what ranking needs: a covering index
         """CREATE TABLE memory_terms (
             user_scope TEXT NOT NULL,
             term TEXT NOT NULL,
             seq INTEGER NOT NULL REFERENCES memories (seq),
+            captured_us INTEGER NOT NULL,
+            memory_id TEXT NOT NULL,
             PRIMARY KEY (user_scope, term, seq)
         ) WITHOUT ROWID""",
+        # per scope: conversations stored and how many a retraction hides (recall's counts)
+        """CREATE TABLE scope_counts (
+            user_scope TEXT PRIMARY KEY,
+            conversations INTEGER NOT NULL,
+            retracted INTEGER NOT NULL
+        )""",
+        """CREATE TRIGGER memories_count AFTER INSERT ON memories BEGIN
+            INSERT INTO scope_counts (user_scope, conversations, retracted)
+              VALUES (NEW.user_scope, 0, 0) ON CONFLICT (user_scope) DO NOTHING;
+            UPDATE scope_counts SET
+              conversations = conversations + (NEW.kind = 'conversation'),
+              retracted = retracted
+                + (NEW.kind = 'retraction' AND EXISTS (SELECT 1 FROM memories m
+                     WHERE m.user_scope = NEW.user_scope AND m.memory_id = NEW.retracts
+                       AND m.kind = 'conversation'))
+                + (NEW.kind = 'conversation' AND EXISTS (SELECT 1 FROM memories r
+                     WHERE r.user_scope = NEW.user_scope AND r.retracts = NEW.memory_id))
+            WHERE user_scope = NEW.user_scope;
+        END""",
         """CREATE TRIGGER memories_no_update BEFORE UPDATE ON memories
             BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END""",
         """CREATE TRIGGER memories_no_delete BEFORE DELETE ON memories
@@ -233,9 +255,11 @@ class SQLiteMemoryStore(MemoryStore):
             ).fetchone()  # fmt: skip
             if row is None:  # the unique constraint said no: report like every backend
                 check_new_ids(records, {record.memory_id})
+            captured = captured_micros(record)
             conn.executemany(
-                "INSERT INTO memory_terms (user_scope, term, seq) VALUES (?, ?, ?)",
-                [(scope, term, row[0]) for term in record_terms(record)],
+                "INSERT INTO memory_terms (user_scope, term, seq, captured_us, memory_id)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(scope, t, row[0], captured, record.memory_id) for t in record_terms(record)],
             )
 
     def _by_ids(self, conn: sqlite3.Connection, ids: list[str]) -> dict[str, StoredMemory]:
@@ -248,34 +272,28 @@ class SQLiteMemoryStore(MemoryStore):
 
     def _match(self, conn: sqlite3.Connection, terms: tuple[str, ...], limit: int) -> TermMatches:
         scope = self.user_scope
-        conversations, retracted = conn.execute(
-            """SELECT
-                 (SELECT count(*) FROM memories WHERE user_scope = ? AND kind = 'conversation'),
-                 (SELECT count(*) FROM memories r JOIN memories m
-                    ON m.user_scope = r.user_scope AND m.memory_id = r.retracts
-                  WHERE r.user_scope = ? AND r.retracts IS NOT NULL
-                    AND m.kind = 'conversation')""",
-            (scope, scope),
+        counts = conn.execute(
+            "SELECT conversations, retracted FROM scope_counts WHERE user_scope = ?", (scope,)
         ).fetchone()
+        conversations, retracted = counts or (0, 0)
         sizes: dict[int, int] = {}
         newest: dict[int, list[tuple[Hashable, int]]] = {}
         if terms:
             marks = ", ".join("?" * len(terms))
             rows = conn.execute(
                 f"""WITH matched AS (
-                      SELECT seq, count(*) AS level FROM memory_terms
-                      WHERE user_scope = ? AND term IN ({marks}) GROUP BY seq
-                    ), live AS (
-                      SELECT m.seq, m.memory_id, m.captured_us, x.level
-                      FROM matched x JOIN memories m ON m.seq = x.seq
-                      WHERE NOT EXISTS (SELECT 1 FROM memories r
-                                        WHERE r.user_scope = ? AND r.retracts = m.memory_id)
+                      SELECT seq, count(*) AS level, min(captured_us) AS captured_us,
+                             min(memory_id) AS memory_id
+                      FROM memory_terms WHERE user_scope = ? AND term IN ({marks})
+                      GROUP BY seq
                     ), ranked AS (
                       SELECT seq, captured_us, level,
                         row_number() OVER (PARTITION BY level
                                            ORDER BY captured_us DESC, memory_id) AS rn,
                         count(*) OVER (PARTITION BY level) AS size
-                      FROM live
+                      FROM matched x
+                      WHERE NOT EXISTS (SELECT 1 FROM memories r
+                                        WHERE r.user_scope = ? AND r.retracts = x.memory_id)
                     )
                     SELECT level, size, seq, captured_us FROM ranked WHERE rn <= ?
                     ORDER BY level DESC, rn""",
