@@ -1,13 +1,13 @@
 # Two commands do everything on a fresh machine (each creates .venv when needed):
 #   make course   open the course in JupyterLab
-#   make test     lint, layer contract, library tests, reliability suite, notebook regression,
-#                 browser tests
+#   make test     lint, layer contract, library tests (JSONL, SQLite and a real PostgreSQL),
+#                 reliability suite, notebook regression, browser tests
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test test-fast notebooks bench voila lint clean-venv
+.PHONY: course test test-fast notebooks bench bench-backends voila lint clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memorylib needs Python 3.11+; set PYTHON=python3.11")'
@@ -21,6 +21,7 @@ course: $(STAMP)
 
 test: $(STAMP)
 	@bash scripts/ensure-chromium.sh
+	@bash scripts/ensure-postgres.sh
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	env -u MPLBACKEND $(BIN)/python -m pytest
@@ -33,6 +34,10 @@ notebooks: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py
+
+bench-backends: $(STAMP)
+	@bash scripts/ensure-postgres.sh
+	$(BIN)/python bench/run_backends.py
 
 voila: $(STAMP)
 	env -u MPLBACKEND $(BIN)/voila notebooks/08_query_playground.ipynb

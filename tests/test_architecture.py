@@ -4,7 +4,8 @@
   package or from the notebooks' helpers: a private name may change without notice.
 * The reference modules stay plain and short: each is readable in one sitting.
 * ``import memorylib`` loads only the reference layer, the engine, tool and runtime:
-  no numpy (the fast path loads it on the first indexed recall), no notebook stack.
+  no numpy (the fast path loads it on the first indexed recall), no notebook stack,
+  no database driver (``memorylib.backends`` is imported explicitly).
 """
 
 from __future__ import annotations
@@ -77,8 +78,9 @@ def test_import_memorylib_loads_no_fast_path_and_no_notebook_stack() -> None:
     code = (
         "import sys, memorylib; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('numpy', 'pandas', 'matplotlib', 'ipywidgets', 'anthropic') "
-        "or m.startswith('memorylib.fast') or m.startswith('memorylib.notebook')))"
+        "('numpy', 'pandas', 'matplotlib', 'ipywidgets', 'anthropic', 'sqlite3', 'psycopg', "
+        "'psycopg_pool') or m.startswith('memorylib.fast') or m.startswith('memorylib.notebook') "
+        "or m.startswith('memorylib.backends')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
@@ -92,3 +94,14 @@ def test_the_layer_contract_holds() -> None:
     out = subprocess.run([str(lint)], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout[-3000:]
     assert "0 broken" in out.stdout
+
+
+def test_import_memorylib_backends_loads_no_postgres_driver() -> None:
+    code = (
+        "import sys, memorylib.backends; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('psycopg', 'psycopg_pool')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
