@@ -144,14 +144,16 @@ def check_new_ids(
     records: Sequence[StoredMemory], stored: Iterable[str] | Mapping[str, Any]
 ) -> None:
     """Raise RemoteMemoryDuplicateError if a record's id is stored or repeats in ``records``."""
-    taken = set(stored)
+    if not isinstance(stored, Mapping | set | frozenset):
+        stored = set(stored)  # a container is probed as it is: copying 100k ids per append is slow
+    batch: set[str] = set()
     for record in records:
-        if record.memory_id in taken:
+        if record.memory_id in stored or record.memory_id in batch:
             field = "retraction_id" if record.kind is MemoryKind.RETRACTION else "memory_id"
             raise RemoteMemoryDuplicateError(
                 f"{field} {record.memory_id!r} is already stored; nothing was written"
             )
-        taken.add(record.memory_id)
+        batch.add(record.memory_id)
 
 
 def check_retraction_target(target_id: str, target: StoredMemory | None) -> None:
