@@ -10,7 +10,8 @@ is a crash for the server (no shutdown checkpoint), used by the reliability test
 
 ``find_bindir()`` looks in ``$MEMORYLIB_PG_BINDIR``, on ``PATH`` and in
 ``/usr/lib/postgresql/<newest>/bin``; ``unavailable_reason()`` says in one sentence
-why no cluster can be started here, or returns None.
+why no cluster can be started here (``MEMORYLIB_NO_POSTGRES=1`` pretends there is
+none: how the course's offline path is tested), or returns None.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def _run_as() -> str | None:
 
 def unavailable_reason() -> str | None:
     """Why a temporary cluster cannot start here, or None when it can."""
+    if os.environ.get("MEMORYLIB_NO_POSTGRES") == "1":
+        return "MEMORYLIB_NO_POSTGRES=1 is set"
     try:
         import psycopg  # noqa: F401
         import psycopg_pool  # noqa: F401
