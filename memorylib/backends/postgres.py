@@ -508,8 +508,10 @@ class PostgresMemoryStore(MemoryStore):
                         self._check_schema(conn)
                     yield conn
             except PoolTimeout:
+                cause = self._probe()
+                self._discard_pool(pool)  # the next request starts afresh, not in a backoff
                 raise RemoteMemoryUnavailableError(
-                    f"PostgreSQL at {self.url} unavailable: {self._probe()}"
+                    f"PostgreSQL at {self.url} unavailable: {cause}"
                 ) from None
 
     def _get_pool(self) -> ConnectionPool:
@@ -528,6 +530,14 @@ class PostgresMemoryStore(MemoryStore):
                 self._pool.open(wait=False)
                 self._pool_pid = os.getpid()
             return self._pool
+
+    def _discard_pool(self, pool: ConnectionPool) -> None:
+        """Drop a pool that could not connect: its reconnection backoff would keep the
+        next requests waiting after the server is back."""
+        with self._pool_lock:
+            if self._pool is pool:
+                self._pool = None
+        pool.close(timeout=0.1)
 
     def _check_schema(self, conn: psycopg.Connection) -> None:
         try:
