@@ -69,7 +69,9 @@ def test_race_on_a_sqlite_store_has_one_winner(tmp_path: Path) -> None:
 def test_schema_and_migration_frames(tmp_path: Path) -> None:
     backends = views.open_backends(tmp_path / "s", views.Service(False, "-"))
     schema = views.schema_frame(backends["stores"]["sqlite"])
-    assert {"memories", "memory_terms", "scope_counts", "schema_version"} <= set(schema["name"])
+    names = set(schema["name"])
+    assert {"memories", "memory_terms", "scope_counts", "schema_version"} <= names
+    assert "sqlite_autoindex_memories_1" in names  # UNIQUE (user_scope, memory_id)
     assert schema.attrs["schema_versions"] == [1]
     copy = SQLiteMemoryStore(tmp_path / "copy.db", user_id="local-user")
     first = pairs(views.migration_frame(backends["stores"]["jsonl"], copy))

@@ -285,6 +285,8 @@ class PostgresMemoryStore(MemoryStore):
                             ("statement_timeout", statement_timeout)):  # fmt: skip
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise RemoteMemoryValidationError(f"{name} must be a positive number of seconds")
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise RemoteMemoryValidationError(f"pool_size must be an int >= 1, got {pool_size!r}")
         self.connect_timeout = float(connect_timeout)
         self.statement_timeout = float(statement_timeout)
         params = _parse_dsn(dsn)

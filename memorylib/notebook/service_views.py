@@ -280,7 +280,7 @@ def schema_frame(store: SQLiteMemoryStore) -> pd.DataFrame:
     store.read_all()  # opens the file (and applies the migrations) if needed
     with sqlite3.connect(store.path) as conn:
         objects = conn.execute(
-            "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' "
+            "SELECT type, name, tbl_name FROM sqlite_master WHERE name <> 'sqlite_sequence' "
             "ORDER BY type DESC, name"
         ).fetchall()
         versions = [v for (v,) in conn.execute("SELECT version FROM schema_version ORDER BY 1")]
