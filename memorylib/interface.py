@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -140,18 +140,16 @@ def new_retraction(
     )
 
 
-def check_new_ids(
-    records: Sequence[StoredMemory], stored: Iterable[str] | Mapping[str, Any]
-) -> None:
+def check_new_ids(records: Sequence[StoredMemory], stored: Container[str]) -> None:
     """Raise RemoteMemoryDuplicateError if a record's id is stored or repeats in ``records``."""
-    taken = set(stored)
+    batch: set[str] = set()
     for record in records:
-        if record.memory_id in taken:
+        if record.memory_id in stored or record.memory_id in batch:
             field = "retraction_id" if record.kind is MemoryKind.RETRACTION else "memory_id"
             raise RemoteMemoryDuplicateError(
                 f"{field} {record.memory_id!r} is already stored; nothing was written"
             )
-        taken.add(record.memory_id)
+        batch.add(record.memory_id)
 
 
 def check_retraction_target(target_id: str, target: StoredMemory | None) -> None:

@@ -224,6 +224,7 @@ def test_file_log_reads_what_read_all_reads(entries, extras) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = RemoteMemoryStore(Path(tmp) / "m.jsonl", user_id="log-tester")
         log = FileLog(store.path, store.user_scope)
+        log.seen = []  # type: ignore[attr-defined]
         for n, (text, captured) in enumerate(entries):
             store.append(
                 kind=MemoryKind.CONVERSATION,
@@ -235,15 +236,22 @@ def test_file_log_reads_what_read_all_reads(entries, extras) -> None:
             if n % 3 == 0:  # read part of the way, then the rest: the same records
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    outcome(log.sync)
+                    outcome(lambda: read(log))
         for extra in extras:
             with open(store.path, "ab") as handle:
                 handle.write(extra)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = outcome(store.read_all)
-            got = outcome(lambda: tuple(log.sync().records))
+            got = outcome(lambda: tuple(read(log)))
         assert got == expected
+
+
+def read(log: FileLog) -> list[StoredMemory]:
+    """Everything ``log`` has handed over so far, after one more sync (a tiny chunk size
+    makes lines straddle chunks)."""
+    log.sync(lambda records, offsets, lengths, generation: log.seen.extend(records), 7)
+    return log.seen
 
 
 # -- timestamps --------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from datetime import datetime
 import numpy as np
 
 from memorylib.checks import require
+from memorylib.errors import RemoteMemoryCorruptionError
 from memorylib.pipeline import recall_pipeline
 from memorylib.ranking import stable_rank_recall_candidates
 from memorylib.records import (
@@ -57,6 +58,8 @@ from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
 from memorylib.store import RemoteMemoryStore
 from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, format_timestamp, parse_timestamp
 
+from . import persist
+from .codec import decode_line
 from .log import FileLog
 from .tokenizer import term_key, term_pairs, terms
 
@@ -102,33 +105,46 @@ class _Growable:
         return self._data[: self.size]
 
 
+class _Moved(Exception):
+    """A record's line is not where the index last read it: the file changed under us."""
+
+
 class RecallIndex:
-    """Inverted index over one store's conversation records, kept in step with its file."""
+    """Inverted index over one store's conversation records, kept in step with its file.
+
+    Per record it keeps only what ranking needs (memory_id, capture time, alive) and
+    where its line is; the few records a query shortlists are read back from the file.
+    """
 
     def __init__(self, store: RemoteMemoryStore) -> None:
         self.store = store
-        self._log = FileLog(store.path, store.user_scope)
         self._lock = threading.RLock()  # recall and refresh: one thread at a time
         self._stat_key: tuple[int, int, int, int] | None = None
+        self._log = FileLog(store.path, store.user_scope)
         self._reset(generation=-1)
+        self._saved_offset = 0  # bytes of the store the saved index covers (0: none)
+        self._snapshot_checked = False
 
     def _reset(self, generation: int) -> None:
         self._generation = generation
-        self._consumed = 0  # how many of the store state's records were indexed
-        self._records: list[StoredMemory] = []  # conversation records, position = doc id
+        self._ids: list[str] = []  # memory_id of each conversation record; position = doc id
         self._position: dict[str, int] | None = None  # memory_id -> doc, built on demand
+        self._offsets = _Growable(np.int64)  # where each doc's line starts in the file
+        self._lengths = _Growable(np.int32)  # and its length without the newline
         self._captured = _Growable(np.int64)  # capture time, microseconds since the epoch
         self._alive = _Growable(np.bool_)  # False once a retraction hides the record
         self._dead = 0
         self._hidden_ids: set[str] = set()  # retracted ids (any kind) seen so far
         self._vocab: defaultdict[str | int, int] = defaultdict(itertools.count().__next__)
         self._packed: dict[int, int] = {}  # ASCII word (<= 16 bytes) as an int -> term id
-        self._pair_terms = _Growable(np.int32)  # (term, doc) pairs, in arrival order
-        self._pair_docs = _Growable(np.int32)
-        self._csr_offsets = np.zeros(1, dtype=np.int64)
+        self._csr_offsets = np.zeros(1, dtype=np.int64)  # term id -> slice of _csr_docs
         self._csr_docs = np.zeros(0, dtype=np.int32)
-        self._csr_pairs = 0  # pairs covered by the CSR arrays
-        self._delta: dict[int, list[int]] = {}
+        # Postings not in the CSR yet, one run per tokenized batch: (count of each term id,
+        # the docs ordered by term then doc). Runs arrive in doc order.
+        self._runs: list[tuple[np.ndarray, np.ndarray]] = []
+        self._run_pairs = 0
+        self._delta: dict[int, list[int]] = {}  # the runs' postings, for queries until merged
+        self._runs_in_delta = 0
 
     # -- keeping up with the file ---------------------------------------------------------
 
@@ -150,42 +166,120 @@ class RecallIndex:
         if pause:  # a big batch allocates ~10 objects a record; collecting them all is waste
             gc.disable()
         try:
-            log = self._log.sync()
-            if log.generation != self._generation:
-                self._reset(log.generation)
-            new = log.records[self._consumed :]
-            self._consumed = len(log.records)
-            self._add(new)
+            if not self._snapshot_checked:  # a new process: is there a saved index to load?
+                self._snapshot_checked = True
+                self._load_snapshot()
+            self._log.sync(self._consume)
+            if self._log.generation != self._generation:  # the file is gone or empty now
+                self._reset(self._log.generation)
+            if self._run_pairs >= max(_DELTA_REBUILD_MIN, len(self._csr_docs) // 8):
+                self._merge_runs()
+            else:
+                for counts, docs in self._runs[self._runs_in_delta :]:
+                    terms_of = np.repeat(np.arange(len(counts)), counts).tolist()
+                    for term, doc in zip(terms_of, docs.tolist(), strict=True):
+                        self._delta.setdefault(term, []).append(doc)
+                self._runs_in_delta = len(self._runs)
         finally:
             if pause:
                 gc.enable()
-        self._stat_key = log.stat_key()
+        self._stat_key = self._log.stat_key()
+        if self._log.offset >= max(persist.MIN_BYTES, 1.5 * self._saved_offset):
+            self._save_snapshot()
 
-    def _add(self, records: list[StoredMemory]) -> None:
-        before = self._pair_terms.size
-        for start in range(0, len(records), _CHUNK):  # chunks bound the temporary arrays
-            self._add_chunk(records[start : start + _CHUNK])
-        pending = self._pair_terms.size - self._csr_pairs
-        if pending >= max(_DELTA_REBUILD_MIN, self._csr_pairs // 8):
-            self._rebuild_csr()
+    # -- the saved index ----------------------------------------------------------------------
+
+    def _save_snapshot(self) -> None:
+        if self._runs:
+            self._merge_runs()
+        words = [key for key in self._vocab if isinstance(key, str)]
+        codes = [key for key in self._vocab if isinstance(key, int)]
+        log = self._log
+        meta = {
+            "user_scope": self.store.user_scope,
+            "offset": log.offset,
+            "crc32": log.crc32,
+            "lines": log.lines,
+            "docs": len(self._ids),
+            "dead": self._dead,
+            "words": len(words),
+            "all_ids": len(log.ids),
+            "hidden": len(self._hidden_ids),
+        }
+        arrays = {
+            "csr_offsets": self._csr_offsets,
+            "csr_docs": self._csr_docs,
+            "doc_offsets": self._offsets.view,
+            "doc_lengths": self._lengths.view,
+            "captured": self._captured.view,
+            "alive": self._alive.view,
+            "doc_ids": persist.pack_strings(self._ids),
+            "all_ids": persist.pack_strings(sorted(log.ids)),
+            "hidden": persist.pack_strings(sorted(self._hidden_ids)),
+            "words": persist.pack_strings(words),
+            "word_ids": np.asarray([self._vocab[w] for w in words], dtype=np.int64),
+            "codes": np.asarray(codes, dtype=np.int64),
+            "code_ids": np.asarray([self._vocab[c] for c in codes], dtype=np.int64),
+        }
+        if persist.save_snapshot(self.store.path, meta, arrays):
+            self._saved_offset = log.offset
+
+    def _load_snapshot(self) -> None:
+        loaded = persist.load_snapshot(self.store.path, self.store.user_scope)
+        if loaded is None:
             return
-        delta = self._delta
-        terms = self._pair_terms.view[before:].tolist()
-        docs = self._pair_docs.view[before:].tolist()
-        for term, doc in zip(terms, docs, strict=True):
-            delta.setdefault(term, []).append(doc)
+        meta, arrays = loaded
+        self._reset(self._log.generation)
+        unpack = persist.unpack_strings
+        words = unpack(arrays["words"], meta["words"])
+        vocab_size = len(words) + len(arrays["codes"])
+        self._vocab = defaultdict(itertools.count(vocab_size).__next__)
+        self._vocab.update(zip(words, arrays["word_ids"].tolist(), strict=True))
+        self._vocab.update(zip(arrays["codes"].tolist(), arrays["code_ids"].tolist(), strict=True))
+        self._csr_offsets, self._csr_docs = arrays["csr_offsets"], arrays["csr_docs"]
+        self._ids = unpack(arrays["doc_ids"], meta["docs"])
+        for name, growable in (
+            ("doc_offsets", self._offsets),
+            ("doc_lengths", self._lengths),
+            ("captured", self._captured),
+            ("alive", self._alive),
+        ):
+            growable.extend(arrays[name])
+        self._dead = meta["dead"]
+        self._hidden_ids = set(unpack(arrays["hidden"], meta["hidden"]))
+        self._log.restore(
+            offset=meta["offset"],
+            lines=meta["lines"],
+            ids=set(unpack(arrays["all_ids"], meta["all_ids"])),
+            crc32=meta["crc32"],
+        )
+        self._saved_offset = meta["offset"]
 
-    def _add_chunk(self, records: list[StoredMemory]) -> None:
-        """Index a few thousand records: their terms, capture times and liveness."""
-        new = [r for r in records if r.kind is MemoryKind.CONVERSATION]
-        first = len(self._records)
+    def _consume(
+        self, records: list[StoredMemory], offsets: list[int], lengths: list[int], generation: int
+    ) -> None:
+        """Index one chunk of newly read records (``FileLog.sync`` calls this)."""
+        if generation != self._generation:
+            self._reset(generation)
+        for start in range(0, len(records), _CHUNK):  # chunks bound the temporary arrays
+            stop = start + _CHUNK
+            self._add(records[start:stop], offsets[start:stop], lengths[start:stop])
+
+    def _add(self, records: list[StoredMemory], offsets: list[int], lengths: list[int]) -> None:
+        """Index a few thousand records: their terms, capture times, lines and liveness."""
+        keep = [i for i, r in enumerate(records) if r.kind is MemoryKind.CONVERSATION]
+        new = [records[i] for i in keep]
+        first = len(self._ids)
         if new:
-            self._records.extend(new)
+            ids = [r.memory_id for r in new]
+            self._ids.extend(ids)
             if self._position is not None:
-                self._position.update(zip([r.memory_id for r in new], itertools.count(first)))
+                self._position.update(zip(ids, itertools.count(first)))
+            self._offsets.extend(np.asarray([offsets[i] for i in keep], dtype=np.int64))
+            self._lengths.extend(np.asarray([lengths[i] for i in keep], dtype=np.int32))
             self._captured.extend(_capture_micros([r.source.captured_at for r in new]))
             hidden = self._hidden_ids  # a retraction read before its target: not via the API
-            dead = np.asarray([r.memory_id in hidden for r in new] if hidden else [], dtype=bool)
+            dead = np.asarray([i in hidden for i in ids] if hidden else [], dtype=bool)
             self._alive.extend(np.ones(len(new), dtype=np.bool_))
             if dead.any():
                 self._alive.view[first:][dead] = False
@@ -196,7 +290,7 @@ class RecallIndex:
                 target = record.retracts or ""
                 self._hidden_ids.add(target)
                 if self._position is None:  # the first retraction: most stores have none
-                    self._position = {r.memory_id: doc for doc, r in enumerate(self._records)}
+                    self._position = {memory_id: doc for doc, memory_id in enumerate(self._ids)}
                 doc = self._position.get(target)
                 if doc is not None and self._alive.view[doc]:
                     self._alive.view[doc] = False
@@ -214,22 +308,42 @@ class RecallIndex:
                     self._vocab.__getitem__,
                     self._packed,
                 )
-                self._pair_terms.extend(term_ids)
-                self._pair_docs.extend(docs)
+                # term_pairs returns the pairs ordered by term, then doc: a sorted run
+                counts = np.bincount(term_ids, minlength=len(self._vocab)).astype(np.int32)
+                self._runs.append((counts, docs))
+                self._run_pairs += len(docs)
                 start, chars = i + 1, 0
 
-    def _rebuild_csr(self) -> None:
-        terms = self._pair_terms.view
-        # (term, doc) pairs are unique: sorting them as one int64 key orders by term, then
-        # by doc, and numpy sorts int64 far faster than it argsorts int32.
-        keys = (terms.astype(np.int64) << 32) | self._pair_docs.view
-        keys.sort()
-        self._csr_docs = (keys & 0xFFFFFFFF).astype(np.int32)
-        del keys
-        counts = np.bincount(terms, minlength=len(self._vocab))
-        self._csr_offsets = np.concatenate(([0], np.cumsum(counts)))
-        self._csr_pairs = len(terms)
-        self._delta = {}
+    def _merge_runs(self) -> None:
+        """Fold every pending run into the CSR arrays, without sorting.
+
+        Within a term, the CSR's docs come first, then each run's in run order (runs
+        arrive in doc order, and each run lists a term's docs in order), so every doc
+        can be written straight to its place: the term's start in the new arrays, plus
+        what the CSR and the earlier runs hold of that term, plus its rank in its run.
+        """
+        size = len(self._vocab)
+        old = np.zeros(size, dtype=np.int64)
+        old[: len(self._csr_offsets) - 1] = np.diff(self._csr_offsets)
+        total = old.copy()
+        for counts, _ in self._runs:
+            total[: len(counts)] += counts
+        offsets = np.concatenate(([0], np.cumsum(total)))
+        docs = np.empty(int(offsets[-1]), dtype=np.int32)
+        filled = old  # per term: how much of its new slice is written so far
+        if len(self._csr_docs):  # the CSR's docs, term by term, at the start of each slice
+            terms_of = np.repeat(np.arange(len(self._csr_offsets) - 1), np.diff(self._csr_offsets))
+            rank = np.arange(len(self._csr_docs)) - self._csr_offsets[terms_of]
+            docs[offsets[terms_of] + rank] = self._csr_docs
+            del terms_of, rank
+        for counts, run_docs in self._runs:
+            run_offsets = np.concatenate(([0], np.cumsum(counts)))
+            terms_of = np.repeat(np.arange(len(counts)), counts)
+            rank = np.arange(len(run_docs)) - run_offsets[terms_of]
+            docs[offsets[terms_of] + filled[terms_of] + rank] = run_docs
+            filled[: len(counts)] += counts
+        self._runs, self._run_pairs, self._delta, self._runs_in_delta = [], 0, {}, 0
+        self._csr_offsets, self._csr_docs = offsets, docs
 
     def _postings(self, term: str) -> list[np.ndarray]:
         term_id = self._vocab.get(term_key(term))
@@ -245,6 +359,29 @@ class RecallIndex:
             parts.append(np.asarray(extra, dtype=np.int32))
         return parts
 
+    def _load(self, docs: list[int]) -> list[StoredMemory]:
+        """The records of ``docs``, read back from their lines in the file."""
+        if not docs:
+            return []
+        offsets, lengths = self._offsets.view, self._lengths.view
+        records = []
+        try:
+            handle = open(self.store.path, "rb")  # noqa: SIM115 (closed by the with below)
+        except FileNotFoundError:
+            raise _Moved from None
+        with handle:
+            for doc in docs:
+                handle.seek(int(offsets[doc]))
+                raw = handle.read(int(lengths[doc]))
+                try:
+                    record = decode_line(raw, 0)
+                except RemoteMemoryCorruptionError:
+                    raise _Moved from None
+                if record.memory_id != self._ids[doc]:
+                    raise _Moved
+                records.append(record)
+        return records
+
     # -- answering --------------------------------------------------------------------------
 
     def recall(
@@ -259,7 +396,12 @@ class RecallIndex:
             # the taught path raises the error this query deserves
             return recall_pipeline(query, self.store.read_all(), as_of=as_of, policy=policy)
         with self._lock:  # the arrays change under refresh: one recall at a time
-            return self._recall(query, as_of=as_of, policy=policy)
+            try:
+                return self._recall(query, as_of=as_of, policy=policy)
+            except _Moved:  # rewritten between the stat and the read: start again, once
+                self._log = FileLog(self.store.path, self.store.user_scope)
+                self._stat_key = None
+                return self._recall(query, as_of=as_of, policy=policy)
 
     def _recall(
         self, query: RecallQuery, *, as_of: datetime | str, policy: ScoringPolicy
@@ -273,8 +415,7 @@ class RecallIndex:
         chosen = self._shortlist(docs, levels, query, moment, policy)
         wanted = set(query.terms)
         candidates = []
-        for doc in chosen:
-            record = self._records[doc]
+        for record in self._load(chosen):
             found = terms(record.summary + " " + record.content)  # = searchable_terms(record)
             candidates.append(
                 RecallCandidate(
@@ -289,7 +430,7 @@ class RecallIndex:
         return RecallResult(
             query=query,
             hits=hits,
-            searched_records=len(self._records) - self._dead,
+            searched_records=len(self._ids) - self._dead,
             candidate_records=len(docs),
             empty_reason=None if hits else NO_MATCHING_TERMS,
             retracted_records=self._dead,
@@ -304,14 +445,14 @@ class RecallIndex:
             docs, levels = parts[0], np.ones(len(parts[0]), dtype=np.int64)
         else:
             postings = np.concatenate(parts)
-            if len(postings) * _SORT_FRACTION < len(self._records):
+            if len(postings) * _SORT_FRACTION < len(self._ids):
                 postings.sort()
                 edges = np.flatnonzero(postings[1:] != postings[:-1]) + 1
                 starts = np.concatenate(([0], edges))
                 docs = postings[starts]
                 levels = np.diff(np.concatenate((starts, [len(postings)])))
             else:
-                counts = np.bincount(postings, minlength=len(self._records))
+                counts = np.bincount(postings, minlength=len(self._ids))
                 docs = np.flatnonzero(counts > 0)
                 levels = counts[docs]
         if self._dead:
@@ -373,7 +514,7 @@ class RecallIndex:
         at_cut = docs[times == cut]
         if len(newer) + len(at_cut) > k:  # break the tie at the cut by memory_id
             at_cut = np.asarray(
-                sorted(at_cut.tolist(), key=lambda d: self._records[d].memory_id)[: k - len(newer)],
+                sorted(at_cut.tolist(), key=self._ids.__getitem__)[: k - len(newer)],
                 dtype=docs.dtype,
             )
         return newer.tolist() + at_cut.tolist()
