@@ -436,3 +436,19 @@ def test_small_stores_write_no_saved_index(tmp_path: Path) -> None:
     apply(store, [("append", MemoryKind.CONVERSATION, "memory lock", "memory", TIMES[1])])
     RecallEngine(store).recall("memory", as_of=TIMES[0])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.jsonl", "m.jsonl.lock"]
+
+
+def test_a_file_changed_between_refresh_and_read_is_indexed_again(tmp_path: Path) -> None:
+    """The shortlist's lines are read back from the file: if they moved, start over."""
+    store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id=USER)
+    kind = MemoryKind.CONVERSATION
+    ops = [("append", kind, f"memory lock {n}", "memory", TIMES[1]) for n in "xy"]
+    apply(store, ops)
+    engine = RecallEngine(store)
+    assert_same(store, engine, PROCESS_QUERIES)
+    replacement = RemoteMemoryStore(tmp_path / "new.jsonl", user_id=USER)
+    apply(replacement, [("append", MemoryKind.CONVERSATION, "lock design", "x", TIMES[2])] * 5)
+    os.replace(replacement.path, store.path)
+    st = os.stat(store.path)  # as if the refresh's stat had raced the replacement:
+    engine._index._stat_key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    assert_same(store, engine, PROCESS_QUERIES)

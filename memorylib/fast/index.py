@@ -400,6 +400,7 @@ class RecallIndex:
                 return self._recall(query, as_of=as_of, policy=policy)
             except _Moved:  # rewritten between the stat and the read: start again, once
                 self._log = FileLog(self.store.path, self.store.user_scope)
+                self._reset(generation=-1)
                 self._stat_key = None
                 return self._recall(query, as_of=as_of, policy=policy)
 
