@@ -12,11 +12,24 @@ from datetime import datetime
 
 from .candidates import build_recall_candidates
 from .ranking import stable_rank_recall_candidates
-from .records import NO_MATCHING_TERMS, RecallQuery, RecallResult, StoredMemory
+from .records import (
+    INSUFFICIENT_EVIDENCE,
+    NO_MATCHING_TERMS,
+    RecallQuery,
+    RecallResult,
+    StoredMemory,
+)
 from .scoring import DEFAULT_POLICY, ScoringPolicy
 from .timestamps import format_timestamp, parse_timestamp
 
-__all__ = ["recall_pipeline"]
+__all__ = ["empty_reason", "recall_pipeline"]
+
+
+def empty_reason(hits: tuple, candidate_records: int) -> str | None:
+    """None with hits; else no candidate at all, or candidates that lacked evidence."""
+    if hits:
+        return None
+    return INSUFFICIENT_EVIDENCE if candidate_records else NO_MATCHING_TERMS
 
 
 def recall_pipeline(
@@ -35,7 +48,7 @@ def recall_pipeline(
         hits=hits,
         searched_records=candidate_set.searched_records,
         candidate_records=candidate_set.candidate_records,
-        empty_reason=None if hits else NO_MATCHING_TERMS,
+        empty_reason=empty_reason(hits, candidate_set.candidate_records),
         retracted_records=candidate_set.retracted_records,
         as_of=format_timestamp(moment),
     )

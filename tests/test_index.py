@@ -87,7 +87,11 @@ policies = st.builds(
     lexical_weight=st.sampled_from([0.0, 0.1, 0.5, 0.85, 1.0, 3.0]),
     recency_weight=st.sampled_from([0.15, 0.5, 1.0, 2.0, 1e-6]),
     recency_window_days=st.sampled_from([0.5, 1.0, 30.0, 365.0]),
-)
+    scorer=st.sampled_from(["coverage", "coverage", "bm25", "hybrid"]),
+    bm25_k1=st.sampled_from([0.0, 0.9, 1.2, 2.0]),
+    bm25_b=st.sampled_from([0.0, 0.5, 0.75, 1.0]),
+    min_evidence=st.sampled_from([0.0, 0.0, 0.3, 0.6, 1.0]),
+) | st.builds(ScoringPolicy.bm25, min_evidence=st.sampled_from([0.0, 0.5]))
 
 
 @st.composite
@@ -137,6 +141,7 @@ def knobs() -> st.SearchStrategy[dict[str, int]]:
             "_SORT_FRACTION": st.sampled_from([0, 16, 10**9]),
             "_BATCH_CHARS": st.sampled_from([1, 40, 4_000_000]),
             "_POSITION_BITS": st.sampled_from([2, 24]),  # 2: the argsort fallback
+            "_NEAR_MAX": st.sampled_from([0, 2, 64]),  # 0, 2: ties cut by the taught keys
         }
     )
 
@@ -163,7 +168,7 @@ query_lists = st.lists(
 )
 
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=int(os.environ.get("INDEX_EXAMPLES", "40")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -33,6 +33,7 @@ is rebuilt from the start.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import itertools
 import os
@@ -42,19 +43,19 @@ from datetime import datetime
 
 import numpy as np
 
+from memorylib.candidates import CorpusStats
 from memorylib.checks import require
 from memorylib.errors import RemoteMemoryCorruptionError
-from memorylib.pipeline import recall_pipeline
+from memorylib.pipeline import empty_reason, recall_pipeline
 from memorylib.ranking import stable_rank_recall_candidates
 from memorylib.records import (
-    NO_MATCHING_TERMS,
     MemoryKind,
     RecallCandidate,
     RecallQuery,
     RecallResult,
     StoredMemory,
 )
-from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
+from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy, bm25_score, idf
 from memorylib.store import RemoteMemoryStore
 from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, format_timestamp, parse_timestamp
 
@@ -69,6 +70,7 @@ _DELTA_REBUILD_MIN = 50_000  # delta postings before they are merged into the CS
 _CHUNK = 8_192  # records tokenized together (numpy work per chunk, bounded memory)
 _SORT_FRACTION = 16  # postings below 1/16 of the records: sort them instead of bincount
 _ROUNDING_SLACK = 2e-6  # > 2 x the largest change round(x, 6) makes, plus float error
+_NEAR_MAX = 64  # a shortlist longer than this (ties) is cut by the taught keys first
 _BATCH_CHARS = 4_000_000  # characters per numpy pass (one long record may exceed it)
 
 
@@ -79,7 +81,7 @@ def index_terms(text: str) -> set[str | int]:
     by the index's own code (``term_pairs``), for tests.
     """
     vocab: defaultdict[str | int, int] = defaultdict(itertools.count().__next__)
-    _, ids = term_pairs([text], [0], vocab.__getitem__, {})
+    _, ids, _ = term_pairs([text], [0], vocab.__getitem__, {})
     key_of = {term_id: key for key, term_id in vocab.items()}
     return {key_of[term_id] for term_id in ids.tolist()}
 
@@ -103,6 +105,18 @@ class _Growable:
     @property
     def view(self) -> np.ndarray:
         return self._data[: self.size]
+
+
+Postings = dict[str, list[tuple[np.ndarray, np.ndarray]]]  # term -> [(docs, tf)]
+
+
+def _frequency(parts: list[tuple[np.ndarray, np.ndarray]], doc: int) -> int:
+    """How often a term occurs in ``doc``, from its postings (docs are sorted)."""
+    for docs, tfs in parts:
+        at = int(np.searchsorted(docs, doc))
+        if at < len(docs) and docs[at] == doc:
+            return int(tfs[at])
+    raise _Moved  # the record holds a term the index does not: the file changed
 
 
 class _Moved(Exception):
@@ -133,18 +147,23 @@ class RecallIndex:
         self._lengths = _Growable(np.int32)  # and its length without the newline
         self._captured = _Growable(np.int64)  # capture time, microseconds since the epoch
         self._alive = _Growable(np.bool_)  # False once a retraction hides the record
+        self._term_lengths = _Growable(np.int32)  # terms in each doc, repeats counted (BM25)
+        self._alive_length = 0  # the sum of _term_lengths over live docs
         self._dead = 0
         self._hidden_ids: set[str] = set()  # retracted ids (any kind) seen so far
         self._vocab: defaultdict[str | int, int] = defaultdict(itertools.count().__next__)
         self._packed: dict[int, int] = {}  # ASCII word (<= 16 bytes) as an int -> term id
         self._csr_offsets = np.zeros(1, dtype=np.int64)  # term id -> slice of _csr_docs
         self._csr_docs = np.zeros(0, dtype=np.int32)
+        self._csr_tf = np.zeros(0, dtype=np.uint16)  # how often the term occurs in each doc
         # Postings not in the CSR yet, one run per tokenized batch: (count of each term id,
-        # the docs ordered by term then doc). Runs arrive in doc order.
-        self._runs: list[tuple[np.ndarray, np.ndarray]] = []
+        # the docs ordered by term then doc, their term frequencies). Runs arrive in doc order.
+        self._runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._run_pairs = 0
-        self._delta: dict[int, list[int]] = {}  # the runs' postings, for queries until merged
+        # the runs' postings, for queries until merged: term id -> ([doc], [tf])
+        self._delta: dict[int, tuple[list[int], list[int]]] = {}
         self._runs_in_delta = 0
+        self._norms: tuple[tuple, np.ndarray] | None = None  # BM25 length norms, cached
 
     # -- keeping up with the file ---------------------------------------------------------
 
@@ -175,10 +194,12 @@ class RecallIndex:
             if self._run_pairs >= max(_DELTA_REBUILD_MIN, len(self._csr_docs) // 8):
                 self._merge_runs()
             else:
-                for counts, docs in self._runs[self._runs_in_delta :]:
+                for counts, docs, tfs in self._runs[self._runs_in_delta :]:
                     terms_of = np.repeat(np.arange(len(counts)), counts).tolist()
-                    for term, doc in zip(terms_of, docs.tolist(), strict=True):
-                        self._delta.setdefault(term, []).append(doc)
+                    for term, doc, tf in zip(terms_of, docs.tolist(), tfs.tolist(), strict=True):
+                        posting = self._delta.setdefault(term, ([], []))
+                        posting[0].append(doc)
+                        posting[1].append(tf)
                 self._runs_in_delta = len(self._runs)
         finally:
             if pause:
@@ -202,6 +223,7 @@ class RecallIndex:
             "lines": log.lines,
             "docs": len(self._ids),
             "dead": self._dead,
+            "alive_length": self._alive_length,
             "words": len(words),
             "all_ids": len(log.ids),
             "hidden": len(self._hidden_ids),
@@ -209,6 +231,8 @@ class RecallIndex:
         arrays = {
             "csr_offsets": self._csr_offsets,
             "csr_docs": self._csr_docs,
+            "csr_tf": self._csr_tf,
+            "term_lengths": self._term_lengths.view,
             "doc_offsets": self._offsets.view,
             "doc_lengths": self._lengths.view,
             "captured": self._captured.view,
@@ -237,12 +261,15 @@ class RecallIndex:
         self._vocab.update(zip(words, arrays["word_ids"].tolist(), strict=True))
         self._vocab.update(zip(arrays["codes"].tolist(), arrays["code_ids"].tolist(), strict=True))
         self._csr_offsets, self._csr_docs = arrays["csr_offsets"], arrays["csr_docs"]
+        self._csr_tf = arrays["csr_tf"]
+        self._alive_length = meta["alive_length"]
         self._ids = unpack(arrays["doc_ids"], meta["docs"])
         for name, growable in (
             ("doc_offsets", self._offsets),
             ("doc_lengths", self._lengths),
             ("captured", self._captured),
             ("alive", self._alive),
+            ("term_lengths", self._term_lengths),
         ):
             growable.extend(arrays[name])
         self._dead = meta["dead"]
@@ -278,13 +305,15 @@ class RecallIndex:
             self._offsets.extend(np.asarray([offsets[i] for i in keep], dtype=np.int64))
             self._lengths.extend(np.asarray([lengths[i] for i in keep], dtype=np.int32))
             self._captured.extend(_capture_micros([r.source.captured_at for r in new]))
+            self._add_terms([r.summary + " " + r.content for r in new], first)
             hidden = self._hidden_ids  # a retraction read before its target: not via the API
             dead = np.asarray([i in hidden for i in ids] if hidden else [], dtype=bool)
             self._alive.extend(np.ones(len(new), dtype=np.bool_))
+            self._alive_length += int(self._term_lengths.view[first:].sum(dtype=np.int64))
             if dead.any():
                 self._alive.view[first:][dead] = False
                 self._dead += int(dead.sum())
-            self._add_terms([r.summary + " " + r.content for r in new], first)
+                self._alive_length -= int(self._term_lengths.view[first:][dead].sum())
         for record in records:
             if record.kind is MemoryKind.RETRACTION:
                 target = record.retracts or ""
@@ -295,6 +324,7 @@ class RecallIndex:
                 if doc is not None and self._alive.view[doc]:
                     self._alive.view[doc] = False
                     self._dead += 1
+                    self._alive_length -= int(self._term_lengths.view[doc])
 
     def _add_terms(self, texts: list[str], first: int) -> None:
         """File ``texts[i]`` (a record's raw summary + " " + content) under doc ``first + i``."""
@@ -302,7 +332,7 @@ class RecallIndex:
         for i, text in enumerate(texts):  # tokenize in batches of bounded size
             chars += len(text)
             if chars >= _BATCH_CHARS or i == len(texts) - 1:
-                docs, term_ids = term_pairs(
+                docs, term_ids, tfs = term_pairs(
                     texts[start : i + 1],
                     list(range(first + start, first + i + 1)),
                     self._vocab.__getitem__,
@@ -310,8 +340,10 @@ class RecallIndex:
                 )
                 # term_pairs returns the pairs ordered by term, then doc: a sorted run
                 counts = np.bincount(term_ids, minlength=len(self._vocab)).astype(np.int32)
-                self._runs.append((counts, docs))
+                self._runs.append((counts, docs, tfs))
                 self._run_pairs += len(docs)
+                lengths = np.bincount(docs - (first + start), weights=tfs, minlength=i + 1 - start)
+                self._term_lengths.extend(lengths.astype(np.int32))
                 start, chars = i + 1, 0
 
     def _merge_runs(self) -> None:
@@ -326,26 +358,29 @@ class RecallIndex:
         old = np.zeros(size, dtype=np.int64)
         old[: len(self._csr_offsets) - 1] = np.diff(self._csr_offsets)
         total = old.copy()
-        for counts, _ in self._runs:
+        for counts, _, _ in self._runs:
             total[: len(counts)] += counts
         offsets = np.concatenate(([0], np.cumsum(total)))
         docs = np.empty(int(offsets[-1]), dtype=np.int32)
+        tf = np.empty(int(offsets[-1]), dtype=np.uint16)
         filled = old  # per term: how much of its new slice is written so far
         if len(self._csr_docs):  # the CSR's docs, term by term, at the start of each slice
             terms_of = np.repeat(np.arange(len(self._csr_offsets) - 1), np.diff(self._csr_offsets))
-            rank = np.arange(len(self._csr_docs)) - self._csr_offsets[terms_of]
-            docs[offsets[terms_of] + rank] = self._csr_docs
-            del terms_of, rank
-        for counts, run_docs in self._runs:
+            where = offsets[terms_of] + np.arange(len(self._csr_docs)) - self._csr_offsets[terms_of]
+            docs[where], tf[where] = self._csr_docs, self._csr_tf
+            del terms_of, where
+        for counts, run_docs, run_tf in self._runs:
             run_offsets = np.concatenate(([0], np.cumsum(counts)))
             terms_of = np.repeat(np.arange(len(counts)), counts)
             rank = np.arange(len(run_docs)) - run_offsets[terms_of]
-            docs[offsets[terms_of] + filled[terms_of] + rank] = run_docs
+            where = offsets[terms_of] + filled[terms_of] + rank
+            docs[where], tf[where] = run_docs, run_tf
             filled[: len(counts)] += counts
         self._runs, self._run_pairs, self._delta, self._runs_in_delta = [], 0, {}, 0
-        self._csr_offsets, self._csr_docs = offsets, docs
+        self._csr_offsets, self._csr_docs, self._csr_tf = offsets, docs, tf
 
-    def _postings(self, term: str) -> list[np.ndarray]:
+    def _postings(self, term: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The term's postings: (docs, how often it occurs in each) from the CSR and delta."""
         term_id = self._vocab.get(term_key(term))
         if term_id is None:
             return []
@@ -353,10 +388,10 @@ class RecallIndex:
         if term_id + 1 < len(self._csr_offsets):
             start, stop = self._csr_offsets[term_id], self._csr_offsets[term_id + 1]
             if stop > start:
-                parts.append(self._csr_docs[start:stop])
+                parts.append((self._csr_docs[start:stop], self._csr_tf[start:stop]))
         extra = self._delta.get(term_id)
         if extra:
-            parts.append(np.asarray(extra, dtype=np.int32))
+            parts.append((np.asarray(extra[0], dtype=np.int32), np.asarray(extra[1], np.uint16)))
         return parts
 
     def _load(self, docs: list[int]) -> list[StoredMemory]:
@@ -410,33 +445,173 @@ class RecallIndex:
         self.refresh()
         moment = parse_timestamp(as_of, "as_of")
         policy = require(policy, ScoringPolicy, "policy")
-        unique_terms = dict.fromkeys(query.terms)  # a hand-built query may repeat a term
-        parts = [part for term in unique_terms for part in self._postings(term)]
-        docs, levels = self._match(parts)
-        chosen = self._shortlist(docs, levels, query, moment, policy)
-        wanted = set(query.terms)
-        candidates = []
-        for record in self._load(chosen):
-            found = terms(record.summary + " " + record.content)  # = searchable_terms(record)
-            candidates.append(
-                RecallCandidate(
-                    query_id=query.query_id,
-                    record=record,
-                    searchable_terms=found,
-                    matched_terms=tuple(t for t in found if t in wanted),
-                    captured_at=parse_timestamp(record.source.captured_at, "captured_at"),
-                )
+        unique_terms = sorted(set(query.terms))  # a hand-built query may repeat a term
+        postings = {term: self._postings(term) for term in unique_terms}
+        docs, levels = self._match([docs for parts in postings.values() for docs, _ in parts])
+        corpus = None
+        if policy.uses_bm25 or policy.min_evidence:
+            corpus = self._corpus(query, postings)
+            chosen, corpus = self._shortlist_by_score(
+                docs, levels, query, postings, corpus, moment, policy
             )
-        hits = stable_rank_recall_candidates(query, candidates, as_of=moment, policy=policy)
+        else:
+            chosen = self._shortlist(docs, levels, query, moment, policy)
+        hits = stable_rank_recall_candidates(
+            query,
+            self._candidates(query, chosen, postings),
+            as_of=moment,
+            policy=policy,
+            corpus=corpus,
+        )
         return RecallResult(
             query=query,
             hits=hits,
             searched_records=len(self._ids) - self._dead,
             candidate_records=len(docs),
-            empty_reason=None if hits else NO_MATCHING_TERMS,
+            empty_reason=empty_reason(hits, len(docs)),
             retracted_records=self._dead,
             as_of=format_timestamp(moment),
         )
+
+    def _candidates(
+        self, query: RecallQuery, docs: list[int], postings: Postings
+    ) -> list[RecallCandidate]:
+        """RecallCandidates of ``docs``: records read back, terms as the taught stage finds
+        them, term frequencies and lengths from the index."""
+        wanted = set(query.terms)
+        candidates = []
+        for doc, record in zip(docs, self._load(docs), strict=True):
+            found = terms(record.summary + " " + record.content)  # = searchable_terms(record)
+            matched = tuple(t for t in found if t in wanted)
+            candidates.append(
+                RecallCandidate(
+                    query_id=query.query_id,
+                    record=record,
+                    searchable_terms=found,
+                    matched_terms=matched,
+                    captured_at=parse_timestamp(record.source.captured_at, "captured_at"),
+                    term_frequencies=tuple(_frequency(postings[t], doc) for t in matched),
+                    length=int(self._term_lengths.view[doc]),
+                )
+            )
+        return candidates
+
+    def _length_norms(self, k1: float, b: float, corpus: CorpusStats) -> np.ndarray:
+        """``k1 * (1 - b + b * length / average_length)`` of every doc, as the taught
+        BM25 computes it (cached while the corpus and the parameters stay the same)."""
+        key = (k1, b, corpus.documents, corpus.total_length, len(self._ids))
+        if self._norms is None or self._norms[0] != key:
+            average = corpus.average_length
+            lengths = self._term_lengths.view.astype(np.float64)
+            norm = k1 * (1.0 - b + b * lengths / average) if average else np.full(len(lengths), k1)
+            self._norms = (key, norm)
+        return self._norms[1]
+
+    def _corpus(self, query: RecallQuery, postings: Postings) -> CorpusStats:
+        """The taught candidate stage's counts: live docs, their terms, each query term's df."""
+        alive = self._alive.view
+        frequency = dict.fromkeys(query.terms, 0)
+        for term, parts in postings.items():
+            if self._dead:
+                frequency[term] = sum(int(np.count_nonzero(alive[docs])) for docs, _ in parts)
+            else:
+                frequency[term] = sum(len(docs) for docs, _ in parts)
+        return CorpusStats(len(self._ids) - self._dead, self._alive_length, frequency)
+
+    def _shortlist_by_score(
+        self,
+        docs: np.ndarray,
+        levels: np.ndarray,
+        query: RecallQuery,
+        postings: Postings,
+        corpus: CorpusStats,
+        moment: datetime,
+        policy: ScoringPolicy,
+    ) -> tuple[list[int], CorpusStats]:
+        """For BM25, hybrid or a minimum evidence: score every matching doc with numpy,
+        keep the few that can reach the top ``limit`` (ties and rounding included), and
+        for hybrid find the query's exact best BM25 (it scales every score)."""
+        if not len(docs):
+            return [], corpus
+        k1, b = policy.bm25_k1, policy.bm25_b
+        norm = self._length_norms(k1, b, corpus)
+        sparse = len(docs) * 8 < len(self._ids)  # few matches: work on them alone
+        size = len(docs) if sparse else len(self._ids)
+        raw = np.zeros(size)
+        matched_idf = np.zeros(size) if policy.min_evidence else None
+        for term, parts in postings.items():  # sorted terms: the taught sums' order
+            weight = idf(term, corpus)
+            for term_docs, tfs in parts:
+                at = term_docs
+                tf = tfs.astype(np.float64)
+                if sparse:  # positions in docs (sorted); dead docs are not there
+                    where = np.searchsorted(docs, term_docs)
+                    found = where < len(docs)
+                    found[found] = docs[where[found]] == term_docs[found]
+                    at, tf, term_docs = where[found], tf[found], term_docs[found]
+                raw[at] += weight * tf * (k1 + 1.0) / (tf + norm[term_docs])
+                if matched_idf is not None:
+                    matched_idf[at] += weight
+        if not sparse:
+            raw = raw[docs]
+            matched_idf = None if matched_idf is None else matched_idf[docs]
+        query_idf = sum(idf(term, corpus) for term in query.terms)
+        if policy.scorer == "hybrid":
+            top = raw.max()
+            best_docs = docs[raw >= top - _ROUNDING_SLACK * (1.0 + top)].tolist()
+            best = max(
+                bm25_score(c, corpus, policy) for c in self._candidates(query, best_docs, postings)
+            )
+            corpus = dataclasses.replace(corpus, best_bm25=best)
+            lexical = raw / best if best else np.zeros(len(docs))
+        elif policy.scorer == "bm25":
+            lexical = raw
+        else:
+            lexical = levels / len(query.terms)
+        if matched_idf is not None:  # the taught filter (on the rounded share) is exact
+            share = matched_idf / query_idf if query_idf else np.zeros(len(docs))
+            keep = share >= policy.min_evidence - _ROUNDING_SLACK
+            docs, levels, lexical = docs[keep], levels[keep], lexical[keep]
+        if len(docs) <= query.limit:
+            return docs.tolist(), corpus
+        totals = policy.lexical_weight * lexical
+        if policy.recency_weight:
+            # recency adds at most recency_weight: drop docs that cannot reach the top even so
+            floor = np.partition(totals, len(totals) - query.limit)[len(totals) - query.limit]
+            reach = totals + policy.recency_weight >= floor - _ROUNDING_SLACK * (1.0 + floor)
+            docs, levels, totals = docs[reach], levels[reach], totals[reach]
+            seconds = (epoch_micros(moment) - self._captured.view[docs]) / 1e6
+            age_days = np.maximum(0.0, seconds / SECONDS_PER_DAY)
+            totals = totals + policy.recency_weight / (1.0 + age_days / policy.recency_window_days)
+        slack = _ROUNDING_SLACK * (1.0 + float(np.abs(totals).max()))
+        kth = np.partition(totals, len(totals) - query.limit)[len(totals) - query.limit]
+        near = np.flatnonzero(totals >= kth - slack)  # every doc that may reach the top
+        if len(near) > _NEAR_MAX:  # many ties: the taught keys decide, as far as is certain
+            near = near[self._top_of(near, totals, levels, docs, query.limit)]
+        return docs[near].tolist(), corpus
+
+    def _top_of(
+        self, near: np.ndarray, totals: np.ndarray, levels: np.ndarray, docs: np.ndarray, k: int
+    ) -> np.ndarray:
+        """Positions in ``near`` of the first ``k`` by the taught keys (total rounded to 6
+        places DESC, coverage DESC, captured_at DESC), with every doc tied with the k-th
+        on those keys (memory_id decides among them), and every doc whose total sits so
+        close to a rounding boundary that its rounded value is not certain."""
+        total = totals[near]
+        rounded = np.round(total, 6)
+        captured = self._captured.view[docs[near]]
+        order = np.lexsort((-captured, -levels[near], -rounded))
+        last = order[k - 1]
+        kept = np.zeros(len(near), dtype=bool)
+        kept[order[:k]] = True
+        kept |= (
+            (rounded == rounded[last])
+            & (levels[near] == levels[near[last]])
+            & (captured == captured[last])
+        )
+        half = np.abs(total * 1e6 - np.floor(total * 1e6) - 0.5)
+        kept |= (half < 1e-3) & (rounded >= rounded[last] - 2e-6)
+        return np.flatnonzero(kept)
 
     def _match(self, parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """The live records that hold a query term, and how many of the terms each holds."""

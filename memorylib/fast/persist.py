@@ -39,7 +39,7 @@ __all__ = [
     "unpack_strings",
 ]
 
-FORMAT = 1  # bump when the arrays or the tokenizer change meaning
+FORMAT = 2  # bump when the arrays or the tokenizer change meaning
 MIN_BYTES = 4 << 20  # smaller stores index in well under a second: no snapshot
 
 

@@ -152,9 +152,10 @@ def _bmp_word_table() -> np.ndarray:
 
 def term_pairs(
     texts: list[str], docs: list[int], vocab_id: VocabId, packed: dict[int, int]
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unique (doc, term id) pairs, ordered by term id then doc, ``docs[i]`` holding the
-    terms of raw ``texts[i]``.
+    terms of raw ``texts[i]``, and how often each term occurs in its doc (``term_counts``;
+    capped at 65,535, far above what a 20,000-character record can hold).
 
     Every text is case-folded (``fold_case``) and the folded texts are joined by "\\n"
     (not a word or CJK character, so no term crosses two texts), then read as code
@@ -184,8 +185,11 @@ def term_pairs(
         parts.append(_han_pairs(points, owner, vocab_id))
     keys = np.concatenate([(ids.astype(np.int64) << 32) | docs_ for docs_, ids in parts])
     keys.sort()  # by term, then doc: the index merges such runs without sorting them again
-    keys = keys[_run_starts(keys)]
-    return (keys & 0xFFFFFFFF).astype(np.int32), (keys >> 32).astype(np.int32)
+    starts = np.flatnonzero(_run_starts(keys))
+    counts = np.diff(np.append(starts, len(keys)))  # occurrences of each (term, doc)
+    keys = keys[starts]
+    docs_out = (keys & 0xFFFFFFFF).astype(np.int32)
+    return docs_out, (keys >> 32).astype(np.int32), np.minimum(counts, 0xFFFF).astype(np.uint16)
 
 
 def _fold_joined(texts: list[str]) -> tuple[str, np.ndarray]:
