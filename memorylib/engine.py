@@ -7,7 +7,8 @@
   as taught;
 * ``indexed`` (default): ``memorylib.fast.index``, an inverted index kept in step with
   a JSONL store's file, for stores of 100,000 records. Other backends take the
-  teaching path.
+  teaching path, and so does a scoring function of your own (``score=``), which the
+  index cannot know in advance.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .errors import RemoteMemoryValidationError
 from .interface import MemoryStore
 from .pipeline import recall_pipeline
 from .query import normalize_recall_query
+from .ranking import ScoreFunction
 from .records import RecallResult
 from .scoring import DEFAULT_POLICY, ScoringPolicy
 from .store import RemoteMemoryStore
@@ -42,6 +44,7 @@ class RecallEngine:
         *,
         policy: ScoringPolicy = DEFAULT_POLICY,
         strategy: Strategy = "indexed",
+        score: ScoreFunction | None = None,
     ) -> None:
         self.store = require(store, MemoryStore, "store")
         if strategy not in ("indexed", "teaching"):
@@ -50,6 +53,11 @@ class RecallEngine:
             )
         self.policy = require(policy, ScoringPolicy, "policy")
         self.strategy: Strategy = strategy
+        if score is not None and not callable(score):
+            raise RemoteMemoryValidationError(
+                f"score must be a scoring function, got {type(score).__name__}"
+            )
+        self.score = score
         self._index: RecallIndex | None = None
 
     def __repr__(self) -> str:
@@ -75,6 +83,10 @@ class RecallEngine:
             text, user_scope=self.store.user_scope, limit=limit, query_id=query_id,
             issued_at=moment,
         )  # fmt: skip
+        if self.score is not None:
+            return recall_pipeline(
+                query, self.store.read_all(), as_of=moment, policy=used, score=self.score
+            )
         if self.strategy == "indexed" and isinstance(self.store, RemoteMemoryStore):
             if self._index is None:
                 from .fast.index import RecallIndex  # numpy loads on the first indexed recall

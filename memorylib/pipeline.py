@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from .candidates import build_recall_candidates
-from .ranking import stable_rank_recall_candidates
+from .ranking import ScoreFunction, stable_rank_recall_candidates
 from .records import (
     INSUFFICIENT_EVIDENCE,
     NO_MATCHING_TERMS,
@@ -19,7 +19,7 @@ from .records import (
     RecallResult,
     StoredMemory,
 )
-from .scoring import DEFAULT_POLICY, ScoringPolicy
+from .scoring import DEFAULT_POLICY, ScoringPolicy, score_recall_candidate
 from .timestamps import format_timestamp, parse_timestamp
 
 __all__ = ["empty_reason", "recall_pipeline"]
@@ -38,11 +38,14 @@ def recall_pipeline(
     *,
     as_of: datetime | str,
     policy: ScoringPolicy = DEFAULT_POLICY,
+    score: ScoreFunction = score_recall_candidate,
 ) -> RecallResult:
     """Candidates of ``records``, scored at ``as_of``, stably ranked, with their counts."""
     moment = parse_timestamp(as_of, "as_of")
     candidate_set = build_recall_candidates(query, records)
-    hits = stable_rank_recall_candidates(query, candidate_set, as_of=moment, policy=policy)
+    hits = stable_rank_recall_candidates(
+        query, candidate_set, as_of=moment, policy=policy, score=score
+    )
     return RecallResult(
         query=query,
         hits=hits,

@@ -11,7 +11,7 @@ it before they are ranked.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from .candidates import CandidateSet, CorpusStats
@@ -20,7 +20,10 @@ from .records import RecallCandidate, RecallHit, RecallQuery, RecallScope, Recal
 from .scoring import DEFAULT_POLICY, ScoringPolicy, bm25_score, score_recall_candidate
 from .timestamps import epoch_micros, parse_timestamp
 
-__all__ = ["hit_from", "rank_key", "stable_rank_recall_candidates"]
+__all__ = ["ScoreFunction", "hit_from", "rank_key", "stable_rank_recall_candidates"]
+
+# score_recall_candidate's signature: a student's own scorer plugs in here
+ScoreFunction = Callable[..., RecallScoreBreakdown]
 
 
 def rank_key(
@@ -55,11 +58,13 @@ def stable_rank_recall_candidates(
     as_of: datetime | str,
     policy: ScoringPolicy = DEFAULT_POLICY,
     corpus: CorpusStats | None = None,
+    score: ScoreFunction = score_recall_candidate,
 ) -> tuple[RecallHit, ...]:
     """Score every candidate, order by the explicit keys, keep ``query.limit``. Pure.
 
     ``corpus`` defaults to the CandidateSet's (the BM25 scorers need it); for hybrid its
-    ``best_bm25`` is found here unless it is already set.
+    ``best_bm25`` is found here unless it is already set. ``score`` is the scoring
+    function (called like ``score_recall_candidate``): yours, to compare with ours.
     """
     query = require(query, RecallQuery, "query")
     moment = parse_timestamp(as_of, "as_of")
@@ -73,9 +78,12 @@ def stable_rank_recall_candidates(
         corpus = dataclasses.replace(corpus, best_bm25=best)
     scored = []
     for candidate in items:
-        breakdown = score_recall_candidate(
-            query, candidate, as_of=moment, policy=policy, corpus=corpus
-        )
+        breakdown = score(query, candidate, as_of=moment, policy=policy, corpus=corpus)
+        if not isinstance(breakdown, RecallScoreBreakdown):
+            raise TypeError(
+                f"the scoring function returned {type(breakdown).__name__}, "
+                "not a RecallScoreBreakdown"
+            )
         if policy.min_evidence and (breakdown.evidence or 0.0) < policy.min_evidence:
             continue  # not enough of the query's rare terms: not a hit
         scored.append((rank_key(breakdown, candidate), candidate, breakdown))
