@@ -131,6 +131,7 @@ CHECKERS = [
     ("04_scoring", "scoring_views", "check_total_answer", (None,), {}),
     ("05_stable_rank", "rank_views", "check_order_answer", (), {}),
     ("06_render_and_profile", "render_views", "check_render_predictions", (), {}),
+    ("07_failures_and_retraction", "failure_views", "check_error_predictions", (), {}),
     ("08_query_playground", "playground", "check_isolation_query", (None,), {}),
     ("09_live_agent", "live_agent", "check_restated_query", (None,), {"as_of": "x"}),
 ]  # fmt: skip
