@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -258,7 +257,7 @@ def _on_a_copy(path: Path, user_id: str, memory_id: str) -> Callable[[], str]:
     def run() -> str:
         with tempfile.TemporaryDirectory(prefix="memorylib-07-") as tmp:
             copy = Path(tmp) / path.name
-            shutil.copyfile(path, copy)
+            append_bytes(copy, path.read_bytes())  # a new file: the copy, byte for byte
             store = RemoteMemoryStore(copy, user_id=user_id)
             record = conversation(store, memory_id, "new note")
             (entry,) = read_quarantine(copy)
