@@ -71,7 +71,7 @@ _CHUNK = 8_192  # records tokenized together (numpy work per chunk, bounded memo
 _SORT_FRACTION = 16  # postings below 1/16 of the records: sort them instead of bincount
 _ROUNDING_SLACK = 2e-6  # > 2 x the largest change round(x, 6) makes, plus float error
 _NEAR_MAX = 64  # a shortlist longer than this (ties) is cut by the taught keys first
-_BATCH_CHARS = 4_000_000  # characters per numpy pass (one long record may exceed it)
+_BATCH_CHARS = 2_000_000  # characters per numpy pass (one long record may exceed it)
 
 
 def index_terms(text: str) -> set[str | int]:
