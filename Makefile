@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine (each creates .venv when needed):
-#   make course   open the course in JupyterLab
+#   make course   open the course in JupyterLab (as root too: containers, cloud VMs)
 #   make test     lint, layer contract, library tests (JSONL, SQLite and a real PostgreSQL),
 #                 reliability suite, notebook regression, browser tests
 PYTHON ?= python3
@@ -16,8 +16,17 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
+# JupyterLab refuses to start as root without --allow-root, and containers and cloud VMs
+# run as root: the flag is added only when the effective uid is 0; for every other user the
+# command is the plain one. Token auth stays JupyterLab's default. Without a browser
+# (headless server, container) JupyterLab prints the URL with its token and keeps serving.
+# Extra `jupyter lab` options: make course ARGS="--port 8899 --no-browser"
+# tests/test_course_command.py runs this very recipe, as root and as not-root.
+ARGS ?=
+ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
+
 course: $(STAMP)
-	env -u MPLBACKEND $(BIN)/jupyter lab notebooks/00_index.ipynb
+	env -u MPLBACKEND $(BIN)/jupyter lab $(ALLOW_ROOT) $(ARGS) notebooks/00_index.ipynb
 
 test: $(STAMP)
 	@bash scripts/ensure-chromium.sh

@@ -9,7 +9,8 @@
   the database backends of ``memorylib.backends``, candidates from their terms
   table) does; a JSONL store gets ``memorylib.fast.index``, an inverted index kept in
   step with its file, for stores of 100,000 records. Any other store takes the
-  teaching path.
+  teaching path, and so does a scoring function of your own (``score=``), which no
+  index can know in advance.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .errors import RemoteMemoryValidationError
 from .interface import MemoryStore
 from .pipeline import recall_pipeline
 from .query import normalize_recall_query
+from .ranking import ScoreFunction
 from .records import RecallResult
 from .scoring import DEFAULT_POLICY, ScoringPolicy
 from .store import RemoteMemoryStore
@@ -44,6 +46,7 @@ class RecallEngine:
         *,
         policy: ScoringPolicy = DEFAULT_POLICY,
         strategy: Strategy = "indexed",
+        score: ScoreFunction | None = None,
     ) -> None:
         self.store = require(store, MemoryStore, "store")
         if strategy not in ("indexed", "teaching"):
@@ -52,6 +55,11 @@ class RecallEngine:
             )
         self.policy = require(policy, ScoringPolicy, "policy")
         self.strategy: Strategy = strategy
+        if score is not None and not callable(score):
+            raise RemoteMemoryValidationError(
+                f"score must be a scoring function, got {type(score).__name__}"
+            )
+        self.score = score
         self._index: RecallIndex | None = None
 
     def __repr__(self) -> str:
@@ -77,6 +85,10 @@ class RecallEngine:
             text, user_scope=self.store.user_scope, limit=limit, query_id=query_id,
             issued_at=moment,
         )  # fmt: skip
+        if self.score is not None:
+            return recall_pipeline(
+                query, self.store.read_all(), as_of=moment, policy=used, score=self.score
+            )
         indexed_recall = getattr(self.store, "indexed_recall", None)
         if self.strategy == "indexed" and callable(indexed_recall):
             return indexed_recall(query, as_of=moment, policy=used)

@@ -228,11 +228,8 @@ def _report(path: Path, data: bytes, scan: _Scan, owner_uid: int | None) -> Fsck
 
 
 def _store_path(path: object) -> Path:
-    if not isinstance(path, str | os.PathLike):
-        raise RemoteMemoryValidationError(
-            f"path must be a str or os.PathLike, got {type(path).__name__}"
-        )
-    return Path(path)
+    """The store's own path rules (a str or PathLike naming a file); the user is unused."""
+    return RemoteMemoryStore(path, user_id="fsck").path  # type: ignore[arg-type]
 
 
 @contextmanager
@@ -268,7 +265,7 @@ def _read(path: Path) -> tuple[bytes, os.stat_result]:
 
 def check_store_file(path: str | os.PathLike[str]) -> FsckReport:
     """Report on a store file without changing it (and without needing the user id)."""
-    store_path = RemoteMemoryStore(_store_path(path), user_id="fsck").path  # same path rules
+    store_path = _store_path(path)
     with _store_lock(store_path, create=False):
         data, st = _read(store_path)
     return _report(store_path, data, _scan(data), st.st_uid)
@@ -283,7 +280,7 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
     Raises RemoteMemoryScopeError (and changes nothing) when the file mixes user scopes
     or belongs to another OS user, RemoteMemoryValidationError when there is no file.
     """
-    store_path = RemoteMemoryStore(_store_path(path), user_id="fsck").path
+    store_path = _store_path(path)
     quarantine = quarantine_path_for(store_path)
     with _store_lock(store_path, create=True):
         data, st = _read(store_path)

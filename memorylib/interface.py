@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -140,12 +140,8 @@ def new_retraction(
     )
 
 
-def check_new_ids(
-    records: Sequence[StoredMemory], stored: Iterable[str] | Mapping[str, Any]
-) -> None:
+def check_new_ids(records: Sequence[StoredMemory], stored: Container[str]) -> None:
     """Raise RemoteMemoryDuplicateError if a record's id is stored or repeats in ``records``."""
-    if not isinstance(stored, Mapping | set | frozenset):
-        stored = set(stored)  # a container is probed as it is: copying 100k ids per append is slow
     batch: set[str] = set()
     for record in records:
         if record.memory_id in stored or record.memory_id in batch:

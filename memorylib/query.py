@@ -19,6 +19,8 @@ from __future__ import annotations
 import itertools
 import unicodedata
 import uuid
+from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
 
 from .checks import fold_whitespace, require, require_limit
@@ -36,6 +38,8 @@ __all__ = [
     "is_word_char",
     "normalize_recall_query",
     "normalize_text",
+    "term_counts",
+    "term_occurrences",
 ]
 
 MAX_QUERY_CHARS = 2_000
@@ -66,16 +70,24 @@ def char_class(char: str) -> str:
     return "word" if is_word_char(char) else "other"
 
 
-def extract_terms(normalized: str) -> tuple[str, ...]:
-    """Sorted unique terms of already-normalized text: words and CJK bigrams."""
-    terms: set[str] = set()
+def term_occurrences(normalized: str) -> Iterator[str]:
+    """Every term of already-normalized text, in text order, repeats included."""
     for kind, chars in itertools.groupby(normalized, key=char_class):
         run = "".join(chars)
-        if kind == "word" or (kind == "cjk" and len(run) == 1):
-            terms.add(run)
-        elif kind == "cjk":
-            terms.update(run[i : i + 2] for i in range(len(run) - 1))
-    return tuple(sorted(terms))
+        if kind == "word" or (kind == "cjk" and len(run) == 1):  # a word, a lone character
+            yield run
+        elif kind == "cjk":  # a run of Chinese characters: its overlapping bigrams
+            yield from (run[i : i + 2] for i in range(len(run) - 1))
+
+
+def extract_terms(normalized: str) -> tuple[str, ...]:
+    """Sorted unique terms of already-normalized text: words and CJK bigrams."""
+    return tuple(sorted(set(term_occurrences(normalized))))
+
+
+def term_counts(normalized: str) -> Counter[str]:
+    """How often each term occurs (BM25's term frequencies; their sum is the length)."""
+    return Counter(term_occurrences(normalized))
 
 
 def normalize_recall_query(

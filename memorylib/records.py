@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_LEXICAL_WEIGHT",
     "DEFAULT_RECENCY_WEIGHT",
     "DEFAULT_RECENCY_WINDOW_DAYS",
+    "INSUFFICIENT_EVIDENCE",
     "NO_MATCHING_TERMS",
     "SCHEMA_VERSION",
     "MemoryKind",
@@ -38,6 +39,7 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 NO_MATCHING_TERMS = "no_matching_terms"  # RecallResult.empty_reason when nothing matched
+INSUFFICIENT_EVIDENCE = "insufficient_evidence"  # candidates, all below a policy's min_evidence
 # The chapter's scoring numbers (scoring.ScoringPolicy's defaults).
 DEFAULT_LEXICAL_WEIGHT = 0.85
 DEFAULT_RECENCY_WEIGHT = 0.15
@@ -142,22 +144,32 @@ class RecallQuery:
 
 @dataclass(frozen=True, slots=True)
 class RecallCandidate:
-    """A conversation record that shares a term with the query: no score, no rank yet."""
+    """A conversation record that shares a term with the query: no score, no rank yet.
+
+    Beyond the chapter, for the BM25 scorers: how often each matched term occurs in the
+    record (aligned with ``matched_terms``) and the record's length in terms.
+    """
 
     query_id: str
     record: StoredMemory
     searchable_terms: tuple[str, ...]
     matched_terms: tuple[str, ...]
     captured_at: datetime
+    term_frequencies: tuple[int, ...] = ()
+    length: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        payload = {
             "query_id": self.query_id,
             "record": self.record.to_dict(),
             "searchable_terms": list(self.searchable_terms),
             "matched_terms": list(self.matched_terms),
             "captured_at": self.record.source.captured_at,
         }
+        if self.term_frequencies or self.length:
+            payload["term_frequencies"] = list(self.term_frequencies)
+            payload["length"] = self.length
+        return payload
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallCandidate:
@@ -168,7 +180,11 @@ class RecallCandidate:
 class RecallScoreBreakdown:
     """Why a candidate scored what it did. Floats are rounded to 6 places.
 
-    The last three fields (beyond the chapter) report the ScoringPolicy actually used.
+    Beyond the chapter: the weights and window actually used; and, for another scorer
+    than the chapter's ``coverage`` (see ``scoring``), its name, the lexical score it
+    weighted, the raw BM25, the idf-weighted ``evidence`` and its ``parameters``. The
+    contributions always add up to the total. A ``coverage`` breakdown serializes
+    exactly as the chapter's (the extra keys appear only when they say something).
     """
 
     matched_terms: tuple[str, ...]
@@ -181,9 +197,14 @@ class RecallScoreBreakdown:
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     recency_weight: float = DEFAULT_RECENCY_WEIGHT
     recency_window_days: float = DEFAULT_RECENCY_WINDOW_DAYS
+    scorer: str = "coverage"
+    lexical_score: float | None = None
+    bm25: float | None = None
+    evidence: float | None = None
+    parameters: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        payload: dict[str, Any] = {
             "matched_terms": list(self.matched_terms),
             "query_term_count": self.query_term_count,
             "lexical_coverage": self.lexical_coverage,
@@ -196,6 +217,13 @@ class RecallScoreBreakdown:
             },
             "total": self.total,
         }
+        if self.scorer != "coverage" or self.evidence is not None or self.parameters:
+            payload["scorer"] = self.scorer
+            for key in ("lexical_score", "bm25", "evidence"):
+                if getattr(self, key) is not None:
+                    payload[key] = getattr(self, key)
+            payload["parameters"] = dict(self.parameters)
+        return payload
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallScoreBreakdown:
@@ -206,7 +234,16 @@ class RecallScoreBreakdown:
             if set(parts) != {"lexical", "recency"}:
                 raise RemoteMemoryCorruptionError(f"{what}.{group} must hold lexical and recency")
             flat.update({f"{name}_{suffix}": value for name, value in parts.items()})
-        return decode_fields(cls, flat, what, optional=frozenset())
+        parameters = _mapping(flat.pop("parameters", {}), f"{what}.parameters")
+        if not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in parameters.values()
+        ):
+            raise RemoteMemoryCorruptionError(f"{what}.parameters must map names to numbers")
+        optional = frozenset({"scorer", "lexical_score", "bm25", "evidence", "parameters"})
+        breakdown = decode_fields(cls, flat, what, optional=optional)
+        return dataclasses.replace(
+            breakdown, parameters=tuple((str(k), float(v)) for k, v in parameters.items())
+        )
 
 
 @dataclass(frozen=True, slots=True)

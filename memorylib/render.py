@@ -12,7 +12,7 @@ from __future__ import annotations
 from xml.sax.saxutils import escape
 
 from .checks import XML_ILLEGAL, require
-from .records import RecallResult, StoredMemory
+from .records import RecallResult, RecallScoreBreakdown, StoredMemory
 
 __all__ = ["escape_xml", "render_profile_block", "render_recall_context"]
 
@@ -33,6 +33,23 @@ def _element(name: str, /, close: str = ">", **attributes: object) -> str:
         f'{key}="{escape_xml(value, attribute=True)}"' for key, value in attributes.items()
     )
     return f"<{name} {values}{close}"
+
+
+def _score_attributes(score: RecallScoreBreakdown) -> dict[str, str]:
+    """The chapter's five numbers; another scorer also names itself and its evidence."""
+    shown = {
+        "total": score.total,
+        "lexical_coverage": score.lexical_coverage,
+        "recency": score.recency,
+        "lexical_contribution": score.lexical_contribution,
+        "recency_contribution": score.recency_contribution,
+    }
+    if score.scorer != "coverage":
+        shown.update(bm25=score.bm25, evidence=score.evidence)
+    attributes = {name: f"{value:.6f}" for name, value in shown.items() if value is not None}
+    if score.scorer != "coverage":
+        attributes["scorer"] = score.scorer
+    return attributes
 
 
 def render_recall_context(result: RecallResult) -> str:
@@ -61,16 +78,7 @@ def render_recall_context(result: RecallResult) -> str:
                 user_scope=hit.scope.user_scope,
                 memory_kind=hit.scope.memory_kind.value,
             ),
-            "    "
-            + _element(
-                "score",
-                close="/>",
-                total=f"{score.total:.6f}",
-                lexical_coverage=f"{score.lexical_coverage:.6f}",
-                recency=f"{score.recency:.6f}",
-                lexical_contribution=f"{score.lexical_contribution:.6f}",
-                recency_contribution=f"{score.recency_contribution:.6f}",
-            ),
+            "    " + _element("score", close="/>", **_score_attributes(score)),
             "    "
             + _element(
                 "provenance",

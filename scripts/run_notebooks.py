@@ -6,6 +6,10 @@
 Tidying removes what changes run to run but teaches nothing: widget state
 (``metadata.widgets``), per-cell execution timing, the Python patch version. The
 kernelspec is kept. Prints each notebook's run time.
+
+The kernel imports the ``memorylib`` of THIS checkout (``PYTHONPATH`` is set to it): the
+kernel's working directory is ``notebooks/``, where an editable install made from another
+checkout (a git worktree's main one, say) would otherwise win.
 """
 
 from __future__ import annotations
@@ -54,6 +58,9 @@ def run(path: Path, timeout: int = 120) -> float:
 
 
 def main(prefixes: list[str]) -> int:
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
+    )
     paths = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     if prefixes:
         paths = [p for p in paths if any(p.name.startswith(x) for x in prefixes)]

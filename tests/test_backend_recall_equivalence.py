@@ -44,12 +44,18 @@ rows = st.lists(
     min_size=0,
     max_size=25,
 )
-policies = st.builds(
+coverage_policies = st.builds(
     ScoringPolicy,
     lexical_weight=st.sampled_from([0.85, 0.5, 0.1, 1.0, 0.0]),
     recency_weight=st.sampled_from([0.15, 0.5, 0.9, 1.0]),
     recency_window_days=st.sampled_from([30.0, 1.0, 365.0]),
 )
+# BM25, hybrid and min_evidence take the taught path on a database store: still equal.
+other_policies = st.sampled_from(
+    [ScoringPolicy.bm25(), ScoringPolicy.hybrid(), ScoringPolicy(min_evidence=0.5),
+     ScoringPolicy.hybrid(min_evidence=0.3)]
+)  # fmt: skip
+policies = st.one_of(coverage_policies, coverage_policies, other_policies)
 
 
 @settings(

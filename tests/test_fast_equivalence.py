@@ -37,6 +37,7 @@ from memorylib import (
 from memorylib.fast import codec, tokenizer
 from memorylib.fast.index import _capture_micros, index_terms
 from memorylib.fast.log import FileLog
+from memorylib.query import term_counts
 from memorylib.store import encode_line, parse_line
 from memorylib.timestamps import epoch_micros, parse_timestamp
 
@@ -91,13 +92,20 @@ def test_index_terms_are_the_reference_terms(text: str) -> None:
 @given(st.lists(any_unicode, min_size=1, max_size=6))
 def test_a_batch_of_texts_gets_each_texts_terms(batch: list[str]) -> None:
     vocab: dict = defaultdict(itertools.count().__next__)
-    docs, ids = tokenizer.term_pairs(batch, list(range(len(batch))), vocab.__getitem__, {})
+    docs, ids, tfs = tokenizer.term_pairs(batch, list(range(len(batch))), vocab.__getitem__, {})
     key_of = {term_id: key for key, term_id in vocab.items()}
-    got: list[set] = [set() for _ in batch]
-    for doc, term_id in zip(docs.tolist(), ids.tolist(), strict=True):
-        got[doc].add(key_of[term_id])
-    assert len(docs) == sum(map(len, got))  # each (doc, term) pair once
-    assert got == [index_terms(text) for text in batch]
+    got: list[dict] = [{} for _ in batch]
+    for doc, term_id, tf in zip(docs.tolist(), ids.tolist(), tfs.tolist(), strict=True):
+        assert key_of[term_id] not in got[doc]  # each (doc, term) pair once
+        got[doc][key_of[term_id]] = tf
+    expected = [
+        {tokenizer.term_key(t): n for t, n in term_counts(normalize_text(text)).items()}
+        for text in batch
+    ]
+    assert got == expected  # the terms and how often each occurs (BM25's tf)
+    assert list(ids) == sorted(ids)  # ordered by term, then doc: a sorted run
+    keys = [(i, d) for i, d in zip(ids.tolist(), docs.tolist(), strict=True)]
+    assert keys == sorted(keys)
 
 
 def test_every_code_point_is_classified_like_the_reference() -> None:
@@ -224,6 +232,7 @@ def test_file_log_reads_what_read_all_reads(entries, extras) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = RemoteMemoryStore(Path(tmp) / "m.jsonl", user_id="log-tester")
         log = FileLog(store.path, store.user_scope)
+        log.seen = []  # type: ignore[attr-defined]
         for n, (text, captured) in enumerate(entries):
             store.append(
                 kind=MemoryKind.CONVERSATION,
@@ -235,15 +244,22 @@ def test_file_log_reads_what_read_all_reads(entries, extras) -> None:
             if n % 3 == 0:  # read part of the way, then the rest: the same records
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    outcome(log.sync)
+                    outcome(lambda: read(log))
         for extra in extras:
             with open(store.path, "ab") as handle:
                 handle.write(extra)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = outcome(store.read_all)
-            got = outcome(lambda: tuple(log.sync().records))
+            got = outcome(lambda: tuple(read(log)))
         assert got == expected
+
+
+def read(log: FileLog) -> list[StoredMemory]:
+    """Everything ``log`` has handed over so far, after one more sync (a tiny chunk size
+    makes lines straddle chunks)."""
+    log.sync(lambda records, offsets, lengths, generation: log.seen.extend(records), 7)
+    return log.seen
 
 
 # -- timestamps --------------------------------------------------------------------------------

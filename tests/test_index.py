@@ -87,7 +87,11 @@ policies = st.builds(
     lexical_weight=st.sampled_from([0.0, 0.1, 0.5, 0.85, 1.0, 3.0]),
     recency_weight=st.sampled_from([0.15, 0.5, 1.0, 2.0, 1e-6]),
     recency_window_days=st.sampled_from([0.5, 1.0, 30.0, 365.0]),
-)
+    scorer=st.sampled_from(["coverage", "coverage", "bm25", "hybrid"]),
+    bm25_k1=st.sampled_from([0.0, 0.9, 1.2, 2.0]),
+    bm25_b=st.sampled_from([0.0, 0.5, 0.75, 1.0]),
+    min_evidence=st.sampled_from([0.0, 0.0, 0.3, 0.6, 1.0]),
+) | st.builds(ScoringPolicy.bm25, min_evidence=st.sampled_from([0.0, 0.5]))
 
 
 @st.composite
@@ -137,6 +141,7 @@ def knobs() -> st.SearchStrategy[dict[str, int]]:
             "_SORT_FRACTION": st.sampled_from([0, 16, 10**9]),
             "_BATCH_CHARS": st.sampled_from([1, 40, 4_000_000]),
             "_POSITION_BITS": st.sampled_from([2, 24]),  # 2: the argsort fallback
+            "_NEAR_MAX": st.sampled_from([0, 2, 64]),  # 0, 2: ties cut by the taught keys
         }
     )
 
@@ -163,7 +168,7 @@ query_lists = st.lists(
 )
 
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=int(os.environ.get("INDEX_EXAMPLES", "40")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -365,3 +370,90 @@ def test_append_and_recall_parse_only_new_lines(tmp_path: Path) -> None:
     # nothing; the index reads each new line once (not the whole file per recall).
     assert len(parsed) == 60 - 9 and len(set(parsed)) == len(parsed)
     assert [r.memory_id for r in store.read_all()][-1] == "conversation-59"
+
+
+# -- the saved index --------------------------------------------------------------------------
+
+from memorylib.fast import persist  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    operations(max_size=10),
+    operations(max_size=6),
+    query_lists,
+    st.sampled_from(["append", "replace", "same_size", "truncate", "nothing"]),
+)
+def test_a_new_process_loads_the_saved_index_only_when_it_still_matches(
+    ops, later, queries, change
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(persist, "MIN_BYTES", 0):
+        store = RemoteMemoryStore(Path(tmp) / "m.jsonl", user_id=USER)
+        apply(store, ops)
+        assert_same(store, RecallEngine(store), queries)  # builds and saves the index
+        snapshot = persist.snapshot_path(store.path)
+        assert snapshot.exists() and oct(snapshot.stat().st_mode)[-3:] == "600"
+        if change == "append":
+            apply(store, later, start=100)
+        elif change == "replace":
+            replacement = RemoteMemoryStore(Path(tmp) / "new.jsonl", user_id=USER)
+            apply(replacement, later, start=200)
+            os.replace(replacement.path, store.path)
+        elif change == "same_size":  # rewritten in place: every byte count the same
+            rotated = b""
+            for line in store.path.read_bytes().splitlines():
+                payload = StoredMemory.from_dict(json.loads(line)).to_dict()
+                payload["content"] = payload["content"].translate(ROTATE)
+                payload["summary"] = payload["summary"].translate(ROTATE)
+                rotated += store_module.encode_line(StoredMemory.from_dict(payload))
+            store.path.write_bytes(rotated)
+        elif change == "truncate":
+            lines = store.path.read_bytes().splitlines(keepends=True)
+            store.path.write_bytes(b"".join(lines[: len(lines) // 2]))
+        before = store.path.read_bytes()
+        assert_same(store, RecallEngine(store), queries)  # a new index: loads or rebuilds
+        assert store.path.read_bytes() == before  # recall never writes the store
+
+
+def test_a_saved_index_that_does_not_match_is_ignored(tmp_path: Path) -> None:
+    store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id=USER)
+    apply(store, [("append", MemoryKind.CONVERSATION, "memory lock", "memory", TIMES[1])] * 3)
+    with mock.patch.object(persist, "MIN_BYTES", 0):
+        RecallEngine(store).recall("memory", as_of=TIMES[0])
+        assert persist.load_snapshot(store.path, store.user_scope) is not None
+        assert persist.load_snapshot(store.path, "someone-else") is None  # another user
+        snapshot = persist.snapshot_path(store.path)
+        good = snapshot.read_bytes()
+        snapshot.write_bytes(good[: len(good) // 2])  # a torn snapshot
+        assert persist.load_snapshot(store.path, store.user_scope) is None
+        snapshot.write_bytes(b"not an index at all")
+        assert persist.load_snapshot(store.path, store.user_scope) is None
+        assert_same(store, RecallEngine(store), PROCESS_QUERIES)  # and recall still works
+        snapshot.write_bytes(good)
+        lines = store.path.read_bytes().splitlines(keepends=True)  # same size, other bytes
+        changed = lines[0].replace(b"memory lock", b"memory LOCK")
+        store.path.write_bytes(changed + b"".join(lines[1:]))
+        assert persist.load_snapshot(store.path, store.user_scope) is None
+
+
+def test_small_stores_write_no_saved_index(tmp_path: Path) -> None:
+    store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id=USER)
+    apply(store, [("append", MemoryKind.CONVERSATION, "memory lock", "memory", TIMES[1])])
+    RecallEngine(store).recall("memory", as_of=TIMES[0])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.jsonl", "m.jsonl.lock"]
+
+
+def test_a_file_changed_between_refresh_and_read_is_indexed_again(tmp_path: Path) -> None:
+    """The shortlist's lines are read back from the file: if they moved, start over."""
+    store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id=USER)
+    kind = MemoryKind.CONVERSATION
+    ops = [("append", kind, f"memory lock {n}", "memory", TIMES[1]) for n in "xy"]
+    apply(store, ops)
+    engine = RecallEngine(store)
+    assert_same(store, engine, PROCESS_QUERIES)
+    replacement = RemoteMemoryStore(tmp_path / "new.jsonl", user_id=USER)
+    apply(replacement, [("append", MemoryKind.CONVERSATION, "lock design", "x", TIMES[2])] * 5)
+    os.replace(replacement.path, store.path)
+    st = os.stat(store.path)  # as if the refresh's stat had raced the replacement:
+    engine._index._stat_key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    assert_same(store, engine, PROCESS_QUERIES)

@@ -16,11 +16,11 @@ from memorylib import (
     seed_teaching_store,
     user_scope_for,
 )
+from memorylib.notebook.common import chart_fonts
 from memorylib.notebook.records_views import (
     EXERCISE_USER_ID,
     attempt,
     capture_lag_chart,
-    chart_fonts,
     check_user_scope,
     file_scan_frame,
     jsonl_line,
@@ -154,7 +154,7 @@ def test_stored_vs_recalled_frame(chapter: RemoteMemoryStore) -> None:
 def test_checker_accepts_the_reference_solution() -> None:
     answer = runpy.run_path(str(SOLUTION))["my_scope"]
     assert answer == user_scope_for(EXERCISE_USER_ID)
-    assert check_user_scope(answer).startswith("✅")
+    assert str(check_user_scope(answer)).startswith("✅")
 
 
 def digest(text: str) -> str:
@@ -173,12 +173,12 @@ def digest(text: str) -> str:
     ],
 )
 def test_checker_rejects_wrong_answers_with_a_hint(answer: object, hint: str) -> None:
-    verdict = check_user_scope(answer)
+    verdict = str(check_user_scope(answer))
     assert verdict.startswith("❌") and hint in verdict
 
 
 def test_checker_placeholder() -> None:
-    assert check_user_scope(...).startswith("⏳")
+    assert str(check_user_scope(...)).startswith("⏳")
 
 
 def test_scope_widget() -> None:

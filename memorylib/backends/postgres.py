@@ -65,7 +65,7 @@ from memorylib.pipeline import recall_pipeline
 from memorylib.records import MemoryKind, MemorySource, RecallQuery, RecallResult, StoredMemory
 from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
 
-from .recall import TermMatches, recall_from_matches
+from .recall import TermMatches, recall_from_matches, serves
 from .rows import captured_micros, record_from_row, record_json, record_terms
 
 __all__ = [
@@ -357,7 +357,11 @@ class PostgresMemoryStore(MemoryStore):
         policy: ScoringPolicy = DEFAULT_POLICY,
     ) -> RecallResult:
         """The RecallResult of the taught path, with candidates from the terms table."""
-        if not isinstance(query, RecallQuery) or query.user_scope != self.user_scope:
+        if (
+            not isinstance(query, RecallQuery)
+            or query.user_scope != self.user_scope
+            or not serves(policy)
+        ):
             return recall_pipeline(query, self.read_all(), as_of=as_of, policy=policy)
         with self._connection() as conn:
             return recall_from_matches(

@@ -22,6 +22,9 @@ A database backend answers ``indexed_recall`` in three steps:
 The counts (searched, candidate, retracted) come from the database, so they are
 those of the whole store. ``tests/test_store_contract.py`` holds the result equal to
 ``recall_pipeline(query, store.read_all())`` on random stores of every backend.
+
+This serves the chapter's ``coverage`` scorer (``serves(policy)``); a store answers
+any other policy with the taught path over ``read_all()``.
 """
 
 from __future__ import annotations
@@ -33,12 +36,13 @@ from typing import TypeVar
 
 from memorylib.candidates import build_recall_candidates
 from memorylib.checks import require
+from memorylib.pipeline import empty_reason
 from memorylib.ranking import stable_rank_recall_candidates
-from memorylib.records import NO_MATCHING_TERMS, RecallQuery, RecallResult, StoredMemory
+from memorylib.records import RecallQuery, RecallResult, StoredMemory
 from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
 from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, format_timestamp, parse_timestamp
 
-__all__ = ["ROUNDING_SLACK", "TermMatches", "recall_from_matches", "shortlist"]
+__all__ = ["ROUNDING_SLACK", "TermMatches", "recall_from_matches", "serves", "shortlist"]
 
 # Scores are rounded to 6 places: two records whose exact totals differ by less than
 # twice the largest rounding step (plus float error) may swap, so keep both.
@@ -64,6 +68,18 @@ class TermMatches:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "candidate_records", sum(self.level_sizes.values()))
+
+
+def serves(policy: object) -> bool:
+    """Whether the database path can answer for ``policy``: the chapter's ``coverage``
+    scorer without ``min_evidence``. BM25 and hybrid need every searched record's term
+    frequencies and lengths (the terms table keeps neither), so those policies, and any
+    bad value, take the taught path, which answers or raises as taught."""
+    return (
+        isinstance(policy, ScoringPolicy)
+        and policy.scorer == "coverage"
+        and policy.min_evidence == 0
+    )
 
 
 def shortlist(
@@ -125,7 +141,7 @@ def recall_from_matches(
         hits=hits,
         searched_records=matches.searched_records,
         candidate_records=matches.candidate_records,
-        empty_reason=None if hits else NO_MATCHING_TERMS,
+        empty_reason=empty_reason(hits, matches.candidate_records),
         retracted_records=matches.retracted_records,
         as_of=format_timestamp(moment),
     )

@@ -54,7 +54,7 @@ from memorylib.records import MemoryKind, MemorySource, RecallQuery, RecallResul
 from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
 from memorylib.timestamps import format_timestamp, utc_now
 
-from .recall import TermMatches, recall_from_matches
+from .recall import TermMatches, recall_from_matches, serves
 from .rows import captured_micros, record_from_row, record_json, record_terms
 
 __all__ = ["SCHEMA_VERSION", "SQLiteMemoryStore"]
@@ -160,7 +160,11 @@ class SQLiteMemoryStore(MemoryStore):
         policy: ScoringPolicy = DEFAULT_POLICY,
     ) -> RecallResult:
         """The RecallResult of the taught path, with candidates from the terms table."""
-        if not isinstance(query, RecallQuery) or query.user_scope != self.user_scope:
+        if (
+            not isinstance(query, RecallQuery)
+            or query.user_scope != self.user_scope
+            or not serves(policy)
+        ):
             # the taught path raises the error this query deserves
             return recall_pipeline(query, self.read_all(), as_of=as_of, policy=policy)
         with self._reading() as conn:

@@ -1,21 +1,26 @@
 """An incremental view of a store file: read only the committed lines it gained.
 
 The reference ``RemoteMemoryStore.read_all`` re-reads and re-parses the whole file on
-every call. ``FileLog.sync`` remembers how far it has read and, while the file only
-grows, reads just the new committed lines (decoded by ``codec.decode_line``, with the
-reference ``store.check_line`` rules). When the file was replaced, truncated or
-rewritten (identity, size, mtime or the bytes before the old end differ) it starts
-again and bumps ``generation``, so a consumer (the index) knows to rebuild.
+every call and returns every record. ``FileLog.sync(consume)`` remembers how far it has
+read and, while the file only grows, reads just the new committed lines, a few
+megabytes at a time, decoded by ``codec.decode_line`` and checked with the reference
+``store.check_line`` rules; each chunk's records (and where their lines are) go to
+``consume`` and are not kept here. When the file was replaced, truncated or rewritten
+(identity, size, mtime or the bytes before the old end differ) it starts again and
+bumps ``generation``, so the consumer (the index) knows to start again too.
 
-Like the reference reader it needs no lock: an unterminated final line is an
+Like the reference reader it takes no lock: an unterminated final line is an
 uncommitted write, not read (an ``UncommittedWriteWarning`` says so, once per tail),
-and the next writer's recovery cuts exactly those bytes.
+and the next writer's recovery cuts exactly those bytes. A bad committed line raises
+before its chunk is consumed, and raises again (same line) on the next call.
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,19 +29,23 @@ from memorylib.errors import (
     RemoteMemoryValidationError,
     UncommittedWriteWarning,
 )
-from memorylib.records import MemoryKind, StoredMemory
-from memorylib.store import check_line, split_committed
+from memorylib.records import StoredMemory
+from memorylib.store import check_line
 
 from .codec import decode_line
 
-__all__ = ["FileLog"]
+__all__ = ["CHUNK_BYTES", "Consumer", "FileLog"]
 
+CHUNK_BYTES = 8 << 20  # bytes read (and decoded, and handed over) at a time
 _PROBE_BYTES = 64  # bytes before the read offset remembered to detect in-place rewrites
+
+# consume(records, byte offsets of their lines, line lengths without the newline, generation)
+Consumer = Callable[[list[StoredMemory], list[int], list[int], int], None]
 
 
 @dataclass
 class FileLog:
-    """What has been read of one store file; ``sync()`` brings it up to the file's end."""
+    """How far one store file has been read; ``sync(consume)`` reads up to its end."""
 
     path: Path
     user_scope: str
@@ -45,15 +54,26 @@ class FileLog:
     mtime_ns: int = 0
     probe: bytes = b""
     generation: int = 0
-    records: list[StoredMemory] = field(default_factory=list)
-    by_id: dict[str, StoredMemory] = field(default_factory=dict)
-    retraction_of: dict[str, StoredMemory] = field(default_factory=dict)
+    lines: int = 0
+    ids: set[str] = field(default_factory=set)
+    crc32: int = 0  # CRC-32 of the committed bytes read so far (a saved index records it)
     _warned: tuple[int, int] | None = None
 
     def _reset(self) -> None:
         self.identity, self.offset, self.mtime_ns, self.probe = None, 0, 0, b""
         self.generation += 1
-        self.records, self.by_id, self.retraction_of = [], {}, {}
+        self.lines, self.ids, self.crc32 = 0, set(), 0
+
+    def restore(self, *, offset: int, lines: int, ids: set[str], crc32: int) -> None:
+        """Continue from a saved index that covers the file's first ``offset`` bytes."""
+        st = os.stat(self.path)
+        with open(self.path, "rb") as handle:
+            handle.seek(max(0, offset - _PROBE_BYTES))
+            self.probe = handle.read(min(offset, _PROBE_BYTES))
+        self.identity, self.offset, self.lines, self.ids, self.crc32 = (
+            (st.st_dev, st.st_ino), offset, lines, ids, crc32,
+        )  # fmt: skip
+        self.mtime_ns = st.st_mtime_ns if st.st_size == offset else 0
 
     def stat_key(self) -> tuple[int, int, int, int] | None:
         """(device, inode, size, mtime) of the file as last read, or None."""
@@ -61,14 +81,14 @@ class FileLog:
             return None
         return (*self.identity, self.offset, self.mtime_ns)
 
-    def sync(self) -> FileLog:
-        """Read the committed lines added since the last call. Bad lines raise, naming them."""
+    def sync(self, consume: Consumer, chunk_bytes: int = CHUNK_BYTES) -> None:
+        """Hand every committed line added since the last call to ``consume``, in order."""
         try:
             handle = open(self.path, "rb")  # noqa: SIM115 (closed by the with below)
         except FileNotFoundError:
-            if self.identity is not None or self.records:
+            if self.identity is not None or self.lines:
                 self._reset()
-            return self
+            return
         except IsADirectoryError:
             raise RemoteMemoryValidationError(
                 f"path {self.path.name!r} is a directory; a store path must name a JSONL file"
@@ -82,49 +102,65 @@ class FileLog:
                     "a store file is never shared between users"
                 )
             identity = (st.st_dev, st.st_ino)
-            if (
-                self.identity == identity
-                and st.st_size == self.offset
-                and (st.st_mtime_ns == self.mtime_ns)
+            if self.identity == identity and st.st_size == self.offset and (
+                st.st_mtime_ns == self.mtime_ns
             ):
-                return self
+                return
             # Same size but a new mtime: rewritten in place (an append always grows it).
             fresh = self.identity != identity or st.st_size <= self.offset
             if not fresh and self.offset:
                 start = max(0, self.offset - _PROBE_BYTES)
                 handle.seek(start)
                 fresh = handle.read(self.offset - start) != self.probe
-            if fresh and (self.identity is not None or self.records):
+            if fresh and (self.identity is not None or self.lines):
                 self._reset()
+            self.identity = identity
             handle.seek(self.offset)
-            data = handle.read(st.st_size - self.offset)
-        committed, tail = split_committed(data)
-        self._add(committed)
-        self.identity, self.mtime_ns = identity, st.st_mtime_ns
-        self.offset += len(committed)
-        self.probe = (self.probe + committed)[-_PROBE_BYTES:]
-        if tail and self._warned != (self.offset, len(tail)):
-            self._warned = (self.offset, len(tail))
+            remaining = st.st_size - self.offset
+            carry = b""
+            while remaining > 0:
+                block = handle.read(min(chunk_bytes, remaining))
+                if not block:
+                    break
+                remaining -= len(block)
+                data = carry + block
+                end = data.rfind(b"\n") + 1
+                carry = data[end:]
+                if end:
+                    self._consume(data[:end], consume)
+            self.mtime_ns = st.st_mtime_ns
+        if carry and self._warned != (self.offset, len(carry)):
+            self._warned = (self.offset, len(carry))
             warnings.warn(
                 UncommittedWriteWarning(
-                    f"{self.path.name}: line {len(self.records) + 1} is an uncommitted write "
-                    f"({len(tail)} bytes with no newline: a write in progress, or one a crash "
-                    "interrupted); readers ignore it, and the next append moves an "
+                    f"{self.path.name}: line {self.lines + 1} is an uncommitted write "
+                    f"({len(carry)} bytes with no newline: a write in progress, or one a "
+                    "crash interrupted); readers ignore it, and the next append moves an "
                     "interrupted one to the quarantine file"
                 ),
-                stacklevel=2,
+                stacklevel=3,
             )
-        return self
 
-    def _add(self, committed: bytes) -> None:
-        lineno = len(self.records)
-        scope, by_id, records = self.user_scope, self.by_id, self.records
+    def _consume(self, committed: bytes, consume: Consumer) -> None:
+        """Decode and check whole lines; hand them over; only then move the offset."""
+        records: list[StoredMemory] = []
+        offsets: list[int] = []
+        lengths: list[int] = []
+        seen: set[str] = set()
+        lineno, position, scope, ids = self.lines, self.offset, self.user_scope, self.ids
         for raw in committed.split(b"\n")[:-1]:
             lineno += 1
             record = decode_line(raw, lineno)
-            if record.user_scope != scope or record.memory_id in by_id:
-                check_line(record, lineno, scope, by_id)  # raises the reference's error
+            if record.user_scope != scope or record.memory_id in ids or record.memory_id in seen:
+                check_line(record, lineno, scope, ids | seen)  # raises the reference's error
+            seen.add(record.memory_id)
             records.append(record)
-            by_id[record.memory_id] = record
-            if record.kind is MemoryKind.RETRACTION and record.retracts is not None:
-                self.retraction_of.setdefault(record.retracts, record)
+            offsets.append(position)
+            lengths.append(len(raw))
+            position += len(raw) + 1
+        consume(records, offsets, lengths, self.generation)
+        self.crc32 = zlib.crc32(committed, self.crc32)
+        ids |= seen
+        self.lines = lineno
+        self.offset = position
+        self.probe = (self.probe + committed)[-_PROBE_BYTES:]

@@ -4,34 +4,62 @@
 otherwise make committed outputs differ from run to run or machine to machine:
 matplotlib style, size and dpi (inline PNG only), pandas display precision, and
 Styler ids (``style_frame`` gives each styled table a fixed id).
+
+Also here, because more than one view module needs them (a view module never imports
+another one): the course clocks, chart fonts (``chart_fonts`` / ``with_chart_fonts``),
+a figure as PNG bytes for an ipywidgets ``Image`` (``figure_png``), the pipeline
+banner, a candidate set as a plain tuple (``candidate_pool``) and the temporary
+``Workspace`` every notebook's stores live in.
 """
 
 from __future__ import annotations
 
+import functools
+import io
 import os
 import tempfile
 import weakref
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
+
+import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib import font_manager
+from matplotlib.figure import Figure
+
+from memorylib.candidates import CandidateSet
+from memorylib.datasets import COURSE_AS_OF
+from memorylib.records import RecallCandidate
+from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
     "CHAPTER_AS_OF",
+    "COURSE_AS_OF",
     "PIPELINE",
     "Workspace",
+    "candidate_pool",
+    "chart_fonts",
+    "figure_png",
     "pipeline_banner",
     "setup_notebook",
     "style_frame",
+    "with_chart_fonts",
 ]
 
-CHAPTER_AS_OF = "2026-08-02T12:00:00Z"
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# The two clocks of the course, never ``now()``: the chapter's store is read at
+# CHAPTER_AS_OF (conversation-003 is one day old), the course corpus at COURSE_AS_OF.
+CHAPTER_AS_OF = CHAPTER_CLOCK
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 
 
 def setup_notebook() -> None:
     """Inline PNG figures with a fixed style; pandas shows 6 decimals (the contract's rounding)."""
-    import matplotlib
-    import pandas as pd
-
     os.environ.pop("MPLBACKEND", None)
     try:
         from IPython import get_ipython
@@ -42,8 +70,6 @@ def setup_notebook() -> None:
     if shell is not None:
         shell.run_line_magic("matplotlib", "inline")
         shell.run_line_magic("config", "InlineBackend.figure_formats = ['png']")
-    import matplotlib.pyplot as plt
-
     plt.style.use("default")
     matplotlib.rcParams.update(
         {
@@ -79,6 +105,59 @@ def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | No
     if gradient is not None and gradient in frame.columns and len(frame):
         styler = styler.bar(subset=[gradient], color="#9ecae1", vmin=0)
     return styler.hide(axis="index")
+
+
+def candidate_pool(
+    candidates: CandidateSet | Iterable[RecallCandidate],
+) -> tuple[RecallCandidate, ...]:
+    """The candidates of a ``CandidateSet`` (stage 2's result) or of any iterable, as a tuple."""
+    if isinstance(candidates, CandidateSet):
+        return candidates.candidates
+    return tuple(candidates)
+
+
+# -- charts ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def chart_fonts() -> Iterator[None]:
+    """Create a figure with only the installed fonts of ``rcParams["font.family"]``.
+
+    When a configured family is not installed, matplotlib logs "findfont: Font family
+    ... not found" for every text it draws, and those lines land in the notebook's
+    output (and in nbval's comparison). Texts keep the family they were created with,
+    so creating a figure inside this context is enough.
+    """
+    installed = {entry.name for entry in font_manager.fontManager.ttflist}
+    families = [
+        family
+        for family in matplotlib.rcParams["font.family"]
+        if family in installed or family in font_manager.font_family_aliases
+    ]
+    with matplotlib.rc_context({"font.family": families or ["sans-serif"]}):
+        yield
+
+
+def with_chart_fonts(draw: Callable[P, R]) -> Callable[P, R]:
+    """Decorator: run a chart function inside ``chart_fonts()``."""
+
+    @functools.wraps(draw)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with chart_fonts():
+            return draw(*args, **kwargs)
+
+    return wrapper
+
+
+def figure_png(fig: Figure) -> bytes:
+    """The figure as PNG bytes, then closed (for an ipywidgets ``Image``)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+# -- where a notebook's stores live -----------------------------------------------------------
 
 
 class Workspace:

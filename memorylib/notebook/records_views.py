@@ -10,13 +10,18 @@ both are about what a stored record is and is not.
 
 from __future__ import annotations
 
-import functools
 import hashlib
+import html
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
+
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 
 from memorylib import (
     MemoryKind,
@@ -25,6 +30,8 @@ from memorylib import (
     StoredMemory,
     user_scope_for,
 )
+from memorylib.notebook.common import with_chart_fonts
+from memorylib.notebook.exercises import CheckResult, checker, expect_type, right, wrong
 from memorylib.timestamps import parse_timestamp
 
 __all__ = [
@@ -32,7 +39,6 @@ __all__ = [
     "attempt",
     "capture_lag",
     "capture_lag_chart",
-    "chart_fonts",
     "check_user_scope",
     "file_scan_frame",
     "jsonl_line",
@@ -43,50 +49,13 @@ __all__ = [
     "scope_widget",
     "stored_vs_recalled_frame",
     "two_paths_diagram",
-    "with_chart_fonts",
     "wrap_bytes",
 ]
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 # The exercise: compute this user's scope by hand (surrounding spaces and capitals on purpose).
 EXERCISE_USER_ID = "  Dana.Okafor@Northwind.example "
 
 KIND_COLOURS = {"profile": "#d95f02", "conversation": "#1b9e77", "retraction": "#7570b3"}
-
-
-@contextmanager
-def chart_fonts() -> Iterator[None]:
-    """Create a figure with only the installed fonts of ``rcParams["font.family"]``.
-
-    When a configured family is not installed, matplotlib logs "findfont: Font family
-    ... not found" for every text it draws, and those lines land in the notebook's
-    output (and in nbval's comparison). Texts keep the family they were created with,
-    so creating a figure inside this context is enough.
-    """
-    import matplotlib
-    from matplotlib import font_manager
-
-    installed = {entry.name for entry in font_manager.fontManager.ttflist}
-    families = [
-        family
-        for family in matplotlib.rcParams["font.family"]
-        if family in installed or family in font_manager.font_family_aliases
-    ]
-    with matplotlib.rc_context({"font.family": families or ["sans-serif"]}):
-        yield
-
-
-def with_chart_fonts(draw: Callable[P, R]) -> Callable[P, R]:
-    """Decorator: run a chart function inside ``chart_fonts()``."""
-
-    @functools.wraps(draw)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with chart_fonts():
-            return draw(*args, **kwargs)
-
-    return wrapper
 
 
 def attempt(action: Callable[[], object]) -> str:
@@ -107,14 +76,14 @@ def _days(later: str, earlier: str) -> float:
     return round(delta.total_seconds() / 86_400, 2)
 
 
-def records_frame(records: Iterable[StoredMemory], *, include_content: bool = False) -> Any:
+def records_frame(
+    records: Iterable[StoredMemory], *, include_content: bool = False
+) -> pd.DataFrame:
     """One row per record in the given (file) order.
 
     Columns: memory_id, kind, title, captured_at, stored_at, stored_after_days
     (stored_at - captured_at in days), summary (and content if asked).
     """
-    import pandas as pd
-
     rows = []
     for record in records:
         row = {
@@ -141,10 +110,8 @@ def records_frame(records: Iterable[StoredMemory], *, include_content: bool = Fa
     return pd.DataFrame(rows, columns=columns)
 
 
-def record_card(record: StoredMemory) -> Any:
+def record_card(record: StoredMemory) -> pd.DataFrame:
     """A two-column frame (field, value) of one record: its to_dict() flattened."""
-    import pandas as pd
-
     rows = []
     for key, value in record.to_dict().items():
         if isinstance(value, dict):
@@ -180,13 +147,11 @@ def scope_view(user_id: object) -> dict[str, Any]:
     }
 
 
-def scope_frame(user_ids: Iterable[object]) -> Any:
+def scope_frame(user_ids: Iterable[object]) -> pd.DataFrame:
     """One row per user id: the hashed key, the 16-hex user_scope, the file name, the error.
 
     Fields a rejected id does not have are empty strings.
     """
-    import pandas as pd
-
     rows = [
         {key: "" if value is None else value for key, value in scope_view(user_id).items()}
         for user_id in user_ids
@@ -209,13 +174,11 @@ def wrap_bytes(raw: bytes, width: int = 96) -> str:
 
 def file_scan_frame(
     paths: Sequence[str | Path], needles: Sequence[str], *, show: Callable[[Path], str] = str
-) -> Any:
+) -> pd.DataFrame:
     """For each file: its size, line count, and whether each needle occurs in its raw bytes.
 
     ``show`` turns a path into the text displayed (pass ``Workspace.show``).
     """
-    import pandas as pd
-
     rows = []
     for path in paths:
         data = Path(path).read_bytes()
@@ -252,7 +215,7 @@ def capture_lag_chart(
     label_ids: bool | Iterable[str] | None = None,
     title: str | None = None,
     legend_loc: str = "upper left",
-) -> Any:
+) -> Figure:
     """When each record happened (x) against how long it waited to be stored (y).
 
     A point on the zero line was stored the moment it happened; a point above it was
@@ -262,9 +225,6 @@ def capture_lag_chart(
     those memory_ids, None labels every point when there are at most 12.
     ``legend_loc`` is passed to ``ax.legend`` (move it off your labelled points).
     """
-    import matplotlib.dates as mdates
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
     if not records:
         ax.text(0.5, 0.5, "no records", ha="center", va="center", transform=ax.transAxes)
@@ -320,14 +280,12 @@ def capture_lag_chart(
     return fig
 
 
-def stored_vs_recalled_frame(record: StoredMemory, hit: RecallHit) -> Any:
+def stored_vs_recalled_frame(record: StoredMemory, hit: RecallHit) -> pd.DataFrame:
     """The same memory twice: the StoredMemory fields beside the RecallHit fields.
 
     Rows are aligned by meaning (identity, owner, source, time, text, query-only parts);
     a dash marks a field the object does not have.
     """
-    import pandas as pd
-
     b = hit.score_breakdown
     rows = [
         ("identity", f"memory_id={record.memory_id}", f"memory_id={hit.memory_id}"),
@@ -349,11 +307,8 @@ def stored_vs_recalled_frame(record: StoredMemory, hit: RecallHit) -> Any:
 
 
 @with_chart_fonts
-def two_paths_diagram() -> Any:
+def two_paths_diagram() -> Figure:
     """The chapter's two paths from one store: profile at session start, history by tool."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
-
     fig, ax = plt.subplots(figsize=(8.4, 3.8))
     ax.set_xlim(0, 100)
     ax.set_ylim(0, 52)
@@ -408,35 +363,34 @@ def two_paths_diagram() -> Any:
     return fig
 
 
-def check_user_scope(answer: object, user_id: str = EXERCISE_USER_ID) -> str:
-    """Grade a hand-computed user_scope: ✅ right, ❌ wrong with a hint, ⏳ not yet."""
-    if answer is Ellipsis or answer is None:
-        return "⏳ Not answered yet: replace ... with the 16-character user_scope you computed."
-    if not isinstance(answer, str):
-        return f"❌ A user_scope is a str of 16 hex characters, not a {type(answer).__name__}."
+@checker(placeholder="the 16-character user_scope you computed")
+def check_user_scope(answer: object, user_id: str = EXERCISE_USER_ID) -> CheckResult:
+    """Grade a hand-computed user_scope: right, wrong with a hint, or not answered yet."""
+    given = expect_type(answer, str, "a str of 16 hex characters")
     expected = user_scope_for(user_id)
-    if answer == expected:
-        return f"✅ Right: {expected} is the user_scope the store writes for this user."
+    if given == expected:
+        return right(f"Right: {expected} is the user_scope the store writes for this user.")
 
     def digest(key: str) -> str:
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
-    full = digest(user_id.strip().casefold())
-    if answer == full:
-        return "❌ Close: that is the whole sha256 hex digest; the scope keeps its first 16 chars."
-    if answer in (digest(user_id)[:16], digest(user_id.casefold())[:16]):
-        return "❌ Not yet: strip() the surrounding spaces before hashing."
-    if answer == digest(user_id.strip())[:16]:
-        return "❌ Not yet: casefold() the id, so 'Dana' and 'dana' are the same user."
-    if len(answer) != 16:
-        return f"❌ A user_scope has 16 characters; yours has {len(answer)}."
-    return "❌ Not yet: sha256 of user_id.strip().casefold() encoded as UTF-8, first 16 hex chars."
+    if given == digest(user_id.strip().casefold()):
+        return wrong(
+            "Close: that is the whole sha256 hex digest; the scope keeps its first 16 chars."
+        )
+    if given in (digest(user_id)[:16], digest(user_id.casefold())[:16]):
+        return wrong("Not yet: strip() the surrounding spaces before hashing.")
+    if given == digest(user_id.strip())[:16]:
+        return wrong("Not yet: casefold() the id, so 'Dana' and 'dana' are the same user.")
+    if len(given) != 16:
+        return wrong(f"A user_scope has 16 characters; yours has {len(given)}.")
+    return wrong(
+        "Not yet: sha256 of user_id.strip().casefold() encoded as UTF-8, first 16 hex chars."
+    )
 
 
 def scope_widget(initial: str = "alice") -> Any:
     """A text box for a user id; shows the hashed key, user_scope and file name as you type."""
-    import html
-
     import ipywidgets as widgets
 
     box = widgets.Text(value=initial, description="user_id", continuous_update=True)
