@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -384,10 +385,21 @@ class SQLiteMemoryStore(MemoryStore):
             f"file:{quote(os.path.abspath(self.path))}?mode=rw", uri=True, timeout=self.timeout,
             isolation_level=None, check_same_thread=False,
         )  # fmt: skip
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")  # COMMIT returns once the WAL is fsynced
-        conn.execute("PRAGMA foreign_keys = ON")
-        self._migrate(conn)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = FULL")  # COMMIT returns once the WAL is synced
+                conn.execute("PRAGMA foreign_keys = ON")
+                self._migrate(conn)
+                break
+            except sqlite3.OperationalError as exc:
+                # Switching a new file to WAL, or migrating it, while other processes do the
+                # same can fail at once with "locked" (SQLite does not wait there): retry.
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    conn.close()
+                    raise
+                time.sleep(0.01)
         local.pid, local.conn = os.getpid(), conn
         return conn
 
