@@ -367,3 +367,25 @@ def test_writers_survive_an_immediate_stop_and_restart(
         records_duplicated=len(stored) - len(set(stored)),
         seconds_to_first_ack_after_restart=recovery,
     )
+
+
+ORPHAN = r"""
+import os, sys
+from memorylib.backends.local_postgres import TemporaryPostgres
+cluster = TemporaryPostgres().start()
+print(cluster.root, flush=True)
+os._exit(0)  # as a notebook kernel ends: no atexit, no cleanup()
+"""
+
+
+@pytest.mark.slow
+def test_no_server_outlives_the_process_that_started_it(postgres_server: PostgresServer) -> None:
+    done = subprocess.run([PYTHON, "-c", ORPHAN], capture_output=True, text=True,
+                          env=python_env(), cwd=REPO, timeout=PROCESS_TIMEOUT)  # fmt: skip
+    root = Path(done.stdout.strip().splitlines()[-1])
+    deadline = time.monotonic() + 30
+    while root.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not root.exists(), "the watchdog did not remove the orphaned cluster"
+    running = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(root) not in running, "the orphaned server is still running"

@@ -8,6 +8,10 @@ run as root: as root, the cluster runs as the ``postgres`` OS user (created by t
 distribution's package), its folders handed to that user. ``stop(mode="immediate")``
 is a crash for the server (no shutdown checkpoint), used by the reliability tests.
 
+A watchdog process stops the server and removes its folder when the process that
+started it ends without calling ``cleanup()`` (a notebook kernel shut down, a killed
+test run): no server outlives its owner.
+
 ``find_bindir()`` looks in ``$MEMORYLIB_PG_BINDIR``, on ``PATH`` and in
 ``/usr/lib/postgresql/<newest>/bin``; ``unavailable_reason()`` says in one sentence
 why no cluster can be started here (``MEMORYLIB_NO_POSTGRES=1`` pretends there is
@@ -22,6 +26,7 @@ import pwd
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -113,6 +118,7 @@ class TemporaryPostgres:
         """Create the cluster on first call; (re)start the server; wait until it accepts."""
         if self.root is None:
             self._initdb(timeout)
+            self._start_watchdog()
         self._pg_ctl("start", "-w", "-t", str(int(timeout)), "-l", str(self.root / "server.log"))
         self.started = True
         return self
@@ -130,6 +136,10 @@ class TemporaryPostgres:
         if self.root is not None:
             shutil.rmtree(self.root, ignore_errors=True)
             self.root = None
+        pipe = getattr(self, "_watchdog_pipe", None)
+        if pipe is not None:  # the watchdog wakes up, finds nothing left and exits
+            os.close(pipe)
+            self._watchdog_pipe = None
 
     def __enter__(self) -> TemporaryPostgres:
         return self.start()
@@ -180,6 +190,28 @@ class TemporaryPostgres:
         found = re.search(r"\d+(\.\d+)+", out)
         self.version = found.group() if found else out.strip()
 
+    def _start_watchdog(self) -> None:
+        """A process that stops the server and removes the cluster when we are gone.
+
+        ``cleanup()`` is the normal way out, but a process may end without running it (a
+        notebook kernel is shut down without ``atexit``; a test run is killed). The watchdog
+        holds the read end of a pipe whose write end only this process holds: when this
+        process ends, however it ends, the read returns and the watchdog cleans up.
+        """
+        assert self.root is not None and self.bindir is not None and self.data is not None
+        read_end, self._watchdog_pipe = os.pipe()
+        try:
+            subprocess.Popen(
+                [sys.executable, "-c", _WATCHDOG, str(self.bindir / "pg_ctl"), str(self.data),
+                 str(self.root), self.run_as or ""],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a signal to our process group does not reach it
+            )  # fmt: skip
+        finally:
+            os.close(read_end)
+
     def _append_conf(self, text: str) -> None:
         assert self.data is not None
         path = self.data / "postgresql.auto.conf"
@@ -214,6 +246,18 @@ class TemporaryPostgres:
                 f"{(done.stderr or done.stdout)[-2000:]}\n{self.log_tail()}"
             )
         return done.stdout
+
+
+_WATCHDOG = """
+import os, shutil, subprocess, sys
+pg_ctl, data, root, run_as = sys.argv[1:5]
+sys.stdin.buffer.read()  # returns when every write end is closed: the owner has ended
+if os.path.isdir(data):
+    subprocess.run([pg_ctl, "-D", data, "stop", "-m", "immediate", "-w", "-t", "30"],
+                   user=run_as or None, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=60, check=False)
+shutil.rmtree(root, ignore_errors=True)
+"""
 
 
 def _quote(value: str) -> str:
