@@ -131,14 +131,15 @@ CHECKERS = [
     ("04_scoring", "scoring_views", "check_total_answer", (None,), {}),
     ("05_stable_rank", "rank_views", "check_order_answer", (), {}),
     ("06_render_and_profile", "render_views", "check_render_predictions", (), {}),
-    ("07_failures_and_retraction", "failure_views", "check_error_predictions", (), {}),
+    ("07_failures_and_recovery", "failure_views", "check_error_predictions", (), {}),
+    ("07b_retraction", "retraction_views", "check_retraction_predictions", (), {}),
     ("08_query_playground", "playground", "check_isolation_query", (None,), {}),
     ("09_live_agent", "live_agent", "check_restated_query", (None,), {"as_of": "x"}),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("notebook", "module", "name", "args", "kwargs"), CHECKERS,
-                         ids=[c[0] for c in CHECKERS])
+                         ids=[f"{c[0]}-{c[2]}" for c in CHECKERS])
 def test_every_checker_returns_the_shared_result(notebook, module, name, args, kwargs) -> None:
     check = getattr(importlib.import_module(f"memorylib.notebook.{module}"), name)
     result = check(..., *args, **kwargs)

@@ -13,10 +13,10 @@ import pytest
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = [
     "00_index", "01_stored_records", "02_normalize", "03_candidates", "04_scoring",
-    "05_stable_rank", "06_render_and_profile", "07_failures_and_retraction",
+    "05_stable_rank", "06_render_and_profile", "07_failures_and_recovery", "07b_retraction",
     "08_query_playground", "09_live_agent",
 ]
-PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07b_retraction too
 ABSOLUTE_PATH = re.compile(r"(/work/|/home/|/root/|/tmp/|/private/var/|/Users/|[A-Z]:\\\\Users)")
 SECRET = re.compile(r"sk-ant-[A-Za-z0-9_-]{8,}|x-api-key|ANTHROPIC_API_KEY=\S+")
 LINK = re.compile(r"\]\(([^)#]+\.ipynb)(#[^)]*)?\)")
