@@ -124,7 +124,8 @@ def test_grade_labels_lists_one_hint_per_wrong_label() -> None:
 # Every checker of the course, called with the committed placeholder: it must return a
 # CheckResult whose text is exactly what its notebook shows (the committed output).
 CHECKERS = [
-    ("01_stored_records", "records_views", "check_user_scope", (), {}),
+    ("01_stored_records", "records_views", "check_append_predictions", (), {}),
+    ("01_stored_records", "records_views", "check_scope_function", (), {}),
     ("02_normalize", "normalize_views", "check_predicted_terms", (), {}),
     ("03_candidates", "candidate_views", "check_quiet_query", ((),),
      {"user_scope": "x", "as_of": "x"}),
