@@ -29,6 +29,7 @@ from memorylib import (
     StoredMemory,
     seed_teaching_store,
 )
+from memorylib.notebook.common import NO_ERROR
 from memorylib.notebook.common import typed_attempt as attempt
 from memorylib.notebook.exercises import (
     CheckResult,
@@ -189,14 +190,19 @@ def retraction_timeline(store: RemoteMemoryStore, *, title: str = "") -> Figure:
 
 # -- the exercise: predict what five retractions leave behind ------------------------------------
 
-# step -> the call, as shown to the student; run in this order on a fresh teaching store
-# (profile-001 and conversation-001..006: 7 lines). exercise_truth runs exactly these.
+# (target, retraction_id), retracted in this order on a fresh teaching store
+# (profile-001 and conversation-001..006: 7 lines); step 4 targets a retraction.
+_STEPS = (
+    ("profile-001", "r-1"),
+    ("conversation-005", "r-2"),
+    ("conversation-005", "r-3"),
+    ("r-2", "r-4"),
+    ("conversation-002", "r-5"),
+)
+# step -> the call, as shown to the student (exercise_truth runs exactly these)
 EXERCISE_STEPS: dict[str, str] = {
-    "1": 'store.retract("profile-001", reason=..., source=..., retraction_id="r-1")',
-    "2": 'store.retract("conversation-005", reason=..., source=..., retraction_id="r-2")',
-    "3": 'store.retract("conversation-005", reason=..., source=..., retraction_id="r-3")',
-    "4": 'store.retract("r-2", reason=..., source=..., retraction_id="r-4")',
-    "5": 'store.retract("conversation-002", reason=..., source=..., retraction_id="r-5")',
+    str(step): f'store.retract("{target}", reason=..., source=..., retraction_id="{rid}")'
+    for step, (target, rid) in enumerate(_STEPS, start=1)
 }
 
 EXERCISE_QUESTIONS: dict[str, str] = {
@@ -235,17 +241,13 @@ def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, int | str | None]
         store = RemoteMemoryStore(Path(tmp) / "store.jsonl")
         seed_teaching_store(store)
         returned: dict[str, str] = {}
-        for step, (target, retraction_id) in enumerate(
-            [("profile-001", "r-1"), ("conversation-005", "r-2"), ("conversation-005", "r-3"),
-             ("r-2", "r-4"), ("conversation-002", "r-5")],
-            start=1,
-        ):  # fmt: skip
+        for step, (target, rid) in enumerate(_STEPS, start=1):
             error, message = attempt(
-                lambda target=target, rid=retraction_id: store.retract(
+                lambda target=target, rid=rid: store.retract(
                     target, reason="exercise", source=REVIEW_SOURCE, retraction_id=rid
                 ).memory_id
             )
-            returned[str(step)] = message if error == "no error" else error
+            returned[str(step)] = message if error == NO_ERROR else error
         result = RecallEngine(store).recall("memory", query_id="q-07b-exercise", as_of=as_of)
         profile = store.latest_profile()
         return {
