@@ -1,7 +1,7 @@
 """Re-execute every course notebook top to bottom on a fresh kernel, then tidy it.
 
     .venv/bin/python scripts/run_notebooks.py            # all notebooks
-    .venv/bin/python scripts/run_notebooks.py 04 05      # those whose name starts so
+    .venv/bin/python scripts/run_notebooks.py 04 07b     # those whose name starts so
 
 Tidying removes what changes run to run but teaches nothing: widget state
 (``metadata.widgets``), per-cell execution timing, the Python patch version. The
@@ -61,7 +61,7 @@ def main(prefixes: list[str]) -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
     )
-    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07b_retraction too
     if prefixes:
         paths = [p for p in paths if any(p.name.startswith(x) for x in prefixes)]
     if not paths:

@@ -1,4 +1,4 @@
-"""The views of notebook 07 (failures and retraction): every case typed, every byte kept.
+"""The views of notebook 07 (failures and recovery): every case typed, every byte kept.
 
 The commit point both ways: a torn last line is invisible to readers (a warning, no
 error) and recovered by the next append; a damaged complete line fails closed until
@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from memorylib import (
-    MemoryKind,
     RecallEngine,
     RemoteMemoryCorruptionError,
     RemoteMemoryDuplicateError,
@@ -27,10 +26,7 @@ from memorylib import (
 from memorylib.notebook.failure_race import count_lines_with_id, race_for_memory_id
 from memorylib.notebook.failure_views import (
     EXERCISE_CALLS,
-    REVIEW_SOURCE,
-    add_newer_profile,
     attempt,
-    audit_frame,
     build_failure_cases,
     bytes_accounted_for,
     check_error_predictions,
@@ -47,9 +43,6 @@ from memorylib.notebook.failure_views import (
     quarantine_frame,
     race_frame,
     read_only_frame,
-    recall_summary_frame,
-    retraction_errors_frame,
-    retraction_timeline,
     run_cli,
     tear_last_line,
     unlocked_race_frame,
@@ -58,7 +51,7 @@ from memorylib.notebook.failure_views import (
 AS_OF = "2026-08-02T12:00:00Z"
 SOLUTION = (
     Path(__file__).resolve().parents[1]
-    / "notebooks" / "solutions" / "07_failures_and_retraction.py"
+    / "notebooks" / "solutions" / "07_failures_and_recovery.py"
 )  # fmt: skip
 
 
@@ -264,41 +257,6 @@ def test_run_cli_shows_the_command_its_output_and_what_the_status_means(
     assert fixed.text.endswith("exit status 0: healthy afterwards")
     missing = run_cli(["fsck", "missing.jsonl"], cwd=chapter.path.parent)
     assert missing.exit_status == 2 and "error: no store file" in missing.text
-
-
-def test_retraction_views(chapter: RemoteMemoryStore) -> None:
-    add_newer_profile(chapter)
-    engine = RecallEngine(chapter)
-    before = engine.recall("layered memory", query_id="q", as_of=AS_OF)
-    chapter.retract("conversation-003", reason="wrong", source=REVIEW_SOURCE,
-                    retraction_id="retraction-001")
-    after = engine.recall("layered memory", query_id="q", as_of=AS_OF)
-    summary = recall_summary_frame({"before": before, "after": after}).set_index("moment")
-    assert summary.loc["before", "hits"] == "conversation-003"
-    assert summary.loc["after", "hits"] == "(none)"
-    assert summary.loc["after", "retracted_records"] == 1
-    assert summary.loc["after", "searched_records"] == 5
-    lines = len(chapter.read_all())
-    errors = retraction_errors_frame(chapter)
-    assert list(errors["error"]) == ["RemoteMemoryValidationError"] * 3
-    assert len(chapter.read_all()) == lines  # refused retractions write nothing
-    trail = audit_frame(chapter).set_index("memory_id")
-    assert trail.loc["conversation-003", "hidden_by"] == "retraction-001"
-    assert trail.loc["retraction-001", "retracts"] == "conversation-003"
-    assert trail.loc["retraction-001", "kind"] == MemoryKind.RETRACTION.value
-
-
-def test_retraction_timeline_draws_every_line_and_arc(chapter: RemoteMemoryStore) -> None:
-    import matplotlib.pyplot as plt
-
-    chapter.retract("conversation-003", reason="wrong", source=REVIEW_SOURCE,
-                    retraction_id="retraction-001")
-    fig = retraction_timeline(chapter)
-    (ax,) = fig.axes
-    assert len(ax.get_xticks()) == 8
-    assert len(ax.patches) == 1  # one arc: one retraction
-    assert ax.get_title() == "8 lines, 1 hidden, 0 deleted"
-    plt.close(fig)
 
 
 def test_exercise_truth() -> None:

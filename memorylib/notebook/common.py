@@ -3,13 +3,15 @@
 ``setup_notebook()`` is the first code cell of each notebook. It fixes what would
 otherwise make committed outputs differ from run to run or machine to machine:
 matplotlib style, size and dpi (inline PNG only), pandas display precision, and
-Styler ids (``style_frame`` gives each styled table a fixed id).
+Styler ids (``style_frame`` gives each styled table a fixed id; ``styled_table`` also
+gives it a readable text form).
 
 Also here, because more than one view module needs them (a view module never imports
 another one): the course clocks, chart fonts (``chart_fonts`` / ``with_chart_fonts``),
 a figure as PNG bytes for an ipywidgets ``Image`` (``figure_png``), the pipeline
-banner, a candidate set as a plain tuple (``candidate_pool``) and the temporary
-``Workspace`` every notebook's stores live in.
+banner, a candidate set as a plain tuple (``candidate_pool``), a call's typed outcome as
+data (``typed_attempt``), the temporary ``Workspace`` every notebook's stores live in, and
+the course's order with its one navigation line (``COURSE``, ``navigation_line``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import tempfile
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -32,20 +35,29 @@ from matplotlib.figure import Figure
 
 from memorylib.candidates import CandidateSet
 from memorylib.datasets import COURSE_AS_OF
+from memorylib.errors import RemoteMemoryError
 from memorylib.records import RecallCandidate
 from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
     "CHAPTER_AS_OF",
+    "COURSE",
     "COURSE_AS_OF",
+    "NO_ERROR",
     "PIPELINE",
+    "CourseNotebook",
+    "StyledTable",
     "Workspace",
     "candidate_pool",
     "chart_fonts",
+    "course_notebook",
     "figure_png",
+    "navigation_line",
     "pipeline_banner",
     "setup_notebook",
     "style_frame",
+    "styled_table",
+    "typed_attempt",
     "with_chart_fonts",
 ]
 
@@ -105,6 +117,69 @@ def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | No
     if gradient is not None and gradient in frame.columns and len(frame):
         styler = styler.bar(subset=[gradient], color="#9ecae1", vmin=0)
     return styler.hide(axis="index")
+
+
+class StyledTable:
+    """A styled table with two renderings: the Styler's HTML, and the frame as text.
+
+    A bare ``Styler`` as a cell's value stores ``<pandas.io.formats.style.Styler at
+    0x...>`` as its ``text/plain``: useless where HTML is not shown (a terminal, a diff,
+    nbval) and different on every run. Wrapped, the cell stores the same ``text/html``
+    and, as ``text/plain``, the underlying frame (index shown only if the Styler shows it).
+    """
+
+    def __init__(self, styler: Any) -> None:
+        self.styler = styler
+
+    @property
+    def data(self) -> pd.DataFrame:
+        """The frame behind the Styler."""
+        return self.styler.data
+
+    @property
+    def text(self) -> str:
+        show_index = not all(getattr(self.styler, "hide_index_", [False]))
+        return self.styler.data.to_string(
+            index=show_index,
+            max_colwidth=pd.get_option("display.max_colwidth"),
+            line_width=pd.get_option("display.width"),
+        )
+
+    def _repr_html_(self) -> str:
+        return self.styler.to_html()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
+        printer.text(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def styled_table(
+    frame: Any, uuid: str, *, precision: int = 6, gradient: str | None = None
+) -> StyledTable:
+    """``style_frame(...)`` with a readable text fallback: what a notebook cell should show.
+
+    Same arguments as ``style_frame``; the HTML is identical. To wrap a Styler built
+    some other way, use ``StyledTable(styler)`` (give the Styler a fixed uuid first).
+    """
+    return StyledTable(style_frame(frame, uuid, precision=precision, gradient=gradient))
+
+
+NO_ERROR = "no error"
+
+
+def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
+    """Run ``action``: (error type name, message), or ("no error", str(result)).
+
+    Only memorylib's typed errors are caught (they are the rejections a course shows);
+    anything else is a bug and propagates.
+    """
+    try:
+        value = action()
+    except RemoteMemoryError as exc:
+        return type(exc).__name__, str(exc)
+    return NO_ERROR, str(value)
 
 
 def candidate_pool(
@@ -190,3 +265,70 @@ class Workspace:
 
     def cleanup(self) -> None:
         self._finalizer()
+
+
+# -- the course: its order, and the one navigation line ------------------------------------------
+
+
+@dataclass(frozen=True)
+class CourseNotebook:
+    """One notebook of the course: its file name without ``.ipynb``, and its label.
+
+    The label is the notebook's ``# NN · Title`` heading up to the colon (the index is
+    labelled ``Index``), and is what links to the notebook say.
+    """
+
+    stem: str
+    label: str
+
+    @property
+    def file(self) -> str:
+        return f"{self.stem}.ipynb"
+
+
+# The course in reading order. A new notebook is added here, and the navigation lines of
+# its neighbours are updated to ``navigation_line(...)`` (tests check both).
+COURSE: tuple[CourseNotebook, ...] = (
+    CourseNotebook("00_index", "Index"),
+    CourseNotebook("01_stored_records", "01 · Stored records"),
+    CourseNotebook("02_normalize", "02 · Normalize"),
+    CourseNotebook("03_candidates", "03 · Candidates"),
+    CourseNotebook("04_scoring", "04 · Score"),
+    CourseNotebook("05_stable_rank", "05 · Stable rank"),
+    CourseNotebook("06_render_and_profile", "06 · Render and profile"),
+    CourseNotebook("07_failures_and_recovery", "07 · Failures and recovery"),
+    CourseNotebook("07b_retraction", "07b · Retraction"),
+    CourseNotebook("08_query_playground", "08 · Query playground"),
+    CourseNotebook("09_live_agent", "09 · Live agent"),
+    CourseNotebook("10_beyond_the_teaching_ranker", "10 · Beyond the teaching ranker"),
+    CourseNotebook("11_from_file_to_service", "11 · From file to service"),
+)
+
+
+def course_notebook(stem: str) -> CourseNotebook:
+    """The ``COURSE`` entry of ``stem`` (a notebook file name without ``.ipynb``)."""
+    for notebook in COURSE:
+        if notebook.stem == stem:
+            return notebook
+    raise ValueError(f"{stem!r} is not in COURSE: {[n.stem for n in COURSE]}")
+
+
+def navigation_line(stem: str) -> str:
+    """The one navigation line of a notebook: the line under its title and its last line.
+
+    ``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``, with
+    relative links labelled ``NN · Title``. The index has no previous part and shows
+    ``Index`` without a link (it is the index); the notebook after it links the index once,
+    as its previous part; the last notebook has no next part.
+    """
+    position = COURSE.index(course_notebook(stem))
+    parts = []
+    if position > 0:
+        previous = COURSE[position - 1]
+        parts.append(f"← [{previous.label}]({previous.file})")
+    if position != 1:
+        parts.append("Index" if position == 0 else f"[Index]({COURSE[0].file})")
+    if position < len(COURSE) - 1:
+        following = COURSE[position + 1]
+        parts.append(f"[{following.label}]({following.file}) →")
+    return " · ".join(parts)

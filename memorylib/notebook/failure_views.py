@@ -1,4 +1,4 @@
-"""Views for notebook 07, failures and retraction: every boundary of the contract, typed.
+"""Views for notebook 07, failures and recovery: every boundary of the contract, typed.
 
 Each failure case runs one call against its own small store and is reported as
 (case, call, error type, warning, message); the message must name the field or line at
@@ -6,8 +6,9 @@ fault. Also here: an unlocked check-then-append replayed step by step (why the d
 check belongs inside the lock); the commit point, shown both ways: a torn last line (an
 uncommitted write: invisible to readers, with a warning, and moved to the quarantine
 file by the next append) and a damaged complete line in the middle (it fails closed,
-naming the line, until ``python -m memorylib repair`` quarantines it); read-only recall
-proven by a file hash; and retraction with its audit trail. The real multi-process race
+naming the line, until ``python -m memorylib repair`` quarantines it); and read-only
+recall proven by a file hash. (Retraction, notebook 07b, has its own module,
+``retraction_views``.) The real multi-process race
 lives in ``failure_race`` (kept free of pandas so its spawned processes start fast).
 Every byte this module writes on purpose goes through ``memorylib.files``.
 """
@@ -26,16 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch
 
 from memorylib import (
     MemoryKind,
     MemorySource,
     RecallEngine,
-    RecallResult,
     RemoteMemoryCorruptionError,
     RemoteMemoryDuplicateError,
     RemoteMemoryError,
@@ -49,6 +46,8 @@ from memorylib import (
 )
 from memorylib.files import append_bytes, atomic_replace, read_quarantine
 from memorylib.fsck import FsckReport
+from memorylib.notebook.common import NO_ERROR
+from memorylib.notebook.common import typed_attempt as attempt
 from memorylib.notebook.exercises import (
     CheckResult,
     checker,
@@ -61,17 +60,13 @@ from memorylib.store import encode_line
 from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
-    "ACCOUNT_SOURCE",
     "BAD_LINE",
     "ERROR_NAMES",
     "EXERCISE_CALLS",
-    "REVIEW_SOURCE",
     "CliRun",
     "FailureCase",
     "Outcome",
-    "add_newer_profile",
     "attempt",
-    "audit_frame",
     "build_failure_cases",
     "bytes_accounted_for",
     "check_error_predictions",
@@ -88,9 +83,6 @@ __all__ = [
     "quarantine_frame",
     "race_frame",
     "read_only_frame",
-    "recall_summary_frame",
-    "retraction_errors_frame",
-    "retraction_timeline",
     "run_cli",
     "tear_last_line",
     "unlocked_race_frame",
@@ -102,7 +94,6 @@ ERROR_NAMES = (
     "RemoteMemoryScopeError",
     "RemoteMemoryCorruptionError",
 )
-NO_ERROR = "no error"
 _CAPTURED_AT = "2026-08-02T10:00:00Z"
 
 
@@ -124,18 +115,6 @@ def conversation(
         or MemorySource(f"transcript-{memory_id}", "conversation_transcript", "note", captured_at),
         stored_at=captured_at,
     )
-
-
-def attempt(action: Callable[[], object]) -> tuple[str, str]:
-    """Run ``action``: (error type name, message), or ("no error", str(result)).
-
-    Only memorylib's typed errors are caught; anything else is a bug and propagates.
-    """
-    try:
-        value = action()
-    except RemoteMemoryError as exc:
-        return type(exc).__name__, str(exc)
-    return NO_ERROR, str(value)
 
 
 @dataclass(frozen=True)
@@ -639,140 +618,6 @@ def bytes_accounted_for(
     return bytes(rebuilt) == original
 
 
-# -- retraction and the audit trail ---------------------------------------------------------------
-
-
-REVIEW_SOURCE = MemorySource(
-    "review-2026-08-02", "design_review", "memory design review", "2026-08-02T09:00:00Z"
-)
-ACCOUNT_SOURCE = MemorySource(
-    "ticket-4711", "support_ticket", "profile imported from the wrong account",
-    "2026-08-02T09:30:00Z",
-)  # fmt: skip
-
-
-def add_newer_profile(store: RemoteMemoryStore) -> StoredMemory:
-    """Append ``profile-002``, a snapshot newer than the seeded ``profile-001``."""
-    return store.append(
-        kind=MemoryKind.PROFILE,
-        memory_id="profile-002",
-        content="Frontend engineer; prefers long answers with diagrams.",
-        summary="Frontend engineer; prefers long answers.",
-        source=MemorySource(
-            "profile-snapshot-002", "profile_snapshot", "remote profile snapshot",
-            "2026-08-01T08:00:00Z",
-        ),
-        stored_at="2026-08-01T08:00:00Z",
-    )
-
-
-def recall_summary_frame(results: Mapping[str, RecallResult]) -> pd.DataFrame:
-    """One row per labelled result: hits, the counts that explain them, and empty_reason."""
-    return pd.DataFrame(
-        [
-            {
-                "moment": label,
-                "hits": ", ".join(h.memory_id for h in result.hits) or "(none)",
-                "searched_records": result.searched_records,
-                "candidate_records": result.candidate_records,
-                "retracted_records": result.retracted_records,
-                "empty_reason": result.empty_reason or "",
-            }
-            for label, result in results.items()
-        ]
-    )
-
-
-def retraction_errors_frame(store: RemoteMemoryStore) -> pd.DataFrame:
-    """The three retractions the store refuses, run against ``store`` (which must hold
-    ``retraction-001``); none of them writes a line."""
-    calls: list[tuple[str, Callable[[], object]]] = [
-        ('retract("conversation-999")  # not in the store',
-         lambda: store.retract("conversation-999", reason="typo", source=REVIEW_SOURCE)),
-        ('retract("retraction-001")  # a retraction',
-         lambda: store.retract("retraction-001", reason="undo", source=REVIEW_SOURCE)),
-        ('append(kind="retraction", ...)',
-         lambda: store.append(kind="retraction", content="x", summary="x",
-                              source=REVIEW_SOURCE)),
-    ]  # fmt: skip
-    rows = [(call, *attempt(action)) for call, action in calls]
-    return pd.DataFrame(rows, columns=["call", "error", "message"])
-
-
-def audit_frame(store: RemoteMemoryStore) -> pd.DataFrame:
-    """Every record in file order with what hides it: the full audit trail, nothing removed."""
-    records = store.read_all()
-    hidden_by = {r.retracts: r.memory_id for r in records if r.kind is MemoryKind.RETRACTION}
-    return pd.DataFrame(
-        [
-            {
-                "line": line,
-                "memory_id": r.memory_id,
-                "kind": r.kind.value,
-                "retracts": r.retracts or "",
-                "captured_at": r.source.captured_at,
-                "hidden_by": hidden_by.get(r.memory_id, ""),
-            }
-            for line, r in enumerate(records, start=1)
-        ]
-    )
-
-
-_KIND_STYLE = {
-    "profile": ("#d95f02", "s"),
-    "conversation": ("#1b9e77", "o"),
-    "retraction": ("#7570b3", "X"),
-}
-
-
-def retraction_timeline(store: RemoteMemoryStore, *, title: str = "") -> Figure:
-    """The store file as a strip of lines in append order, with arcs from each retraction
-    back to the record it hides (drawn hollow). Nothing is ever removed from the strip.
-
-    Labels are memory ids (ASCII: no CJK font needed).
-    """
-    records = store.read_all()
-    hidden = {r.retracts for r in records if r.kind is MemoryKind.RETRACTION}
-    line_of = {r.memory_id: line for line, r in enumerate(records, start=1)}
-    with plt.rc_context({"font.family": ["DejaVu Sans"]}):
-        fig, ax = plt.subplots(figsize=(7.6, 3.3))
-        ax.plot([0.6, len(records) + 0.4], [0, 0], color="#d9d9d9", linewidth=8,
-                solid_capstyle="round", zorder=1)
-        for line, r in enumerate(records, start=1):
-            color, marker = _KIND_STYLE[r.kind.value]
-            face = "white" if r.memory_id in hidden else color
-            ax.scatter([line], [0], marker=marker, s=110, facecolors=face, edgecolors=color,
-                       linewidths=1.8, zorder=3)
-            if r.kind is MemoryKind.RETRACTION and r.retracts in line_of:
-                ax.add_patch(FancyArrowPatch(
-                    (line, 0.08), (line_of[r.retracts], 0.08),
-                    connectionstyle="arc3,rad=0.45", arrowstyle="-|>", mutation_scale=12,
-                    color=color, linewidth=1.3, zorder=2,
-                ))  # fmt: skip
-        ax.set_xticks(range(1, len(records) + 1),
-                      [f"{line}  {r.memory_id}" for line, r in enumerate(records, start=1)],
-                      rotation=35, ha="right", fontsize=8.5)
-        ax.set_yticks([])
-        ax.spines[["left", "top", "right"]].set_visible(False)
-        span = max((abs(line_of[r.memory_id] - line_of[r.retracts])
-                    for r in records if r.kind is MemoryKind.RETRACTION and r.retracts in line_of),
-                   default=1)  # fmt: skip
-        ax.set_ylim(-0.3, 0.3 + 0.25 * span)
-        ax.set_xlim(0.4, len(records) + 0.6)
-        ax.set_xlabel("file line (append order): the audit trail")
-        handles = [
-            plt.Line2D([], [], color=c, marker=m, linestyle="", label=k)
-            for k, (c, m) in _KIND_STYLE.items()
-        ]
-        handles.append(plt.Line2D([], [], color="#555555", marker="o", markerfacecolor="white",
-                                  linestyle="", label="hidden by a retraction"))
-        ax.legend(handles=handles, loc="upper left", fontsize=8, frameon=False, ncol=2)
-        n_hidden = sum(1 for r in records if r.memory_id in hidden)
-        ax.set_title(title or f"{len(records)} lines, {n_hidden} hidden, 0 deleted")
-        fig.tight_layout()
-    return fig
-
-
 # -- the exercise: predict the typed error -------------------------------------------------------
 
 # label -> the call, as shown to the student (see exercise_truth for what really runs).
@@ -843,9 +688,9 @@ def _shown(given: object) -> str:
 
 @checker(placeholder="a dict like {'A': SomeErrorClass, ...}")
 def check_error_predictions(answer: object) -> CheckResult:
-    """Self-check for notebook 07: ``answer`` maps "A".."F" to an error class (or its name),
-    or None for "no error". Right when all six are right; wrong with one hint per wrong
-    label; not answered while the placeholder ``...`` (or a ``...`` value) is there.
+    """Self-check for notebook 07: ``answer`` maps "A".."F" to an error class (or its
+    name), or None for "no error". Right when all six are right; wrong with one hint per
+    wrong label; not answered while the placeholder ``...`` (or a ``...`` value) is there.
     """
     given = expect_labels(
         answer, EXERCISE_CALLS,

@@ -1,4 +1,4 @@
-"""Reference solution for notebook 07's "Your turn" (for instructors).
+"""Reference solution for notebook 07's "Your turn" (failures and recovery; for instructors).
 
 A  engine.recall("layered memory", limit=0) -> RemoteMemoryValidationError: the limit
    must be an int in 1..10; it is checked while the query is normalized.
