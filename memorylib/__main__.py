@@ -4,6 +4,7 @@ python -m memorylib --demo        offline walkthrough (no key needed)
 python -m memorylib               interactive agent (needs MODEL_ID and a key)
 python -m memorylib fsck PATH     report on a store file; changes nothing
 python -m memorylib repair PATH   quarantine torn/bad lines, keeping every byte
+python -m memorylib eval          every scorer on the evaluation set (--help for options)
 """
 
 from __future__ import annotations
@@ -89,8 +90,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     fsck.add_argument("path")
     repair = sub.add_parser("repair", help="quarantine torn or bad lines, keeping every byte")
     repair.add_argument("path")
+    evaluate = sub.add_parser(
+        "eval", help="measure every scorer on data/eval_queries.json (recall, MRR, nDCG)"
+    )
+    from .evaluation import add_arguments  # the options live beside the code they drive
+
+    add_arguments(evaluate)
     args = parser.parse_args(argv)
     try:
+        if args.command == "eval":
+            from .evaluation import run as run_eval
+
+            return run_eval(args)
         if args.command in ("fsck", "repair"):
             from .fsck import main_fsck, main_repair
 
