@@ -329,8 +329,12 @@ class SummaryRow:
         return self.abstained / self.no_relevant if self.no_relevant else None
 
     def metric(self, name: str) -> float:
-        return {"recall@5": self.recall_at_5, "recall@10": self.recall_at_10,
-                "MRR": self.mrr, "nDCG@10": self.ndcg_at_10}[name]  # fmt: skip
+        return {
+            "recall@5": self.recall_at_5,
+            "recall@10": self.recall_at_10,
+            "MRR": self.mrr,
+            "nDCG@10": self.ndcg_at_10,
+        }[name]
 
 
 def summarize(outcomes: Sequence[QueryOutcome], *, split: str, scorer: str) -> SummaryRow:
@@ -381,8 +385,7 @@ def evaluate(
         raise RemoteMemoryValidationError(f"scorer names must be unique, got {names}")
     if not set(splits) <= set(SPLITS) or not splits:
         raise RemoteMemoryValidationError(f"splits must be among {SPLITS}, got {splits!r}")
-    chosen = [q for q in (load_eval_queries() if queries is None else queries)
-              if q.split in splits]  # fmt: skip
+    chosen = [q for q in (load_eval_queries() if queries is None else queries) if q.split in splits]
     own = stores is None
     stores = CourseStores() if stores is None else stores
     try:
@@ -417,22 +420,28 @@ def tune_min_evidence(
         raise RemoteMemoryValidationError("tune_min_evidence takes dev queries only")
     kinds = {"bm25": ScoringPolicy.bm25, "hybrid": ScoringPolicy.hybrid}
     thresholds = sorted({0.0, *grid})
-    candidates = [Scorer(f"{kind}@{t:g}", factory(min_evidence=t))
-                  for t in thresholds for kind, factory in kinds.items()]  # fmt: skip
+    candidates = [
+        Scorer(f"{kind}@{t:g}", factory(min_evidence=t))
+        for t in thresholds
+        for kind, factory in kinds.items()
+    ]
     report = evaluate(candidates, splits=("dev",), queries=queries, stores=stores)
     curve: list[dict[str, Any]] = []
     for t in thresholds:
         rows = [report.row("dev", f"{kind}@{t:g}") for kind in kinds]
         parts = [(r.ndcg_at_10 + (r.abstention or 0.0)) / 2 for r in rows]
-        curve.append({
-            "min_evidence": t,
-            "bm25 nDCG@10": rows[0].ndcg_at_10,
-            "hybrid nDCG@10": rows[1].ndcg_at_10,
-            "abstained": rows[0].abstained,
-            "no_relevant": rows[0].no_relevant,
-            "empty answerable": rows[0].empty_answerable,
-            "objective": round(sum(parts) / len(parts), 4),
-        })  # fmt: skip
+        curve.append(
+            {
+                "min_evidence": t,
+                "bm25 nDCG@10": rows[0].ndcg_at_10,
+                "hybrid nDCG@10": rows[1].ndcg_at_10,
+                "abstained": rows[0].abstained,
+                "no_relevant": rows[0].no_relevant,
+                "answerable": rows[0].answerable,
+                "empty answerable": rows[0].empty_answerable,
+                "objective": round(sum(parts) / len(parts), 4),
+            }
+        )
     best = max(curve, key=lambda point: (point["objective"], -point["min_evidence"]))
     return best["min_evidence"], curve
 
@@ -447,8 +456,10 @@ def _fraction(count: int, total: int) -> str:
 def format_table(report: EvalReport) -> str:
     """The table as fixed-width text (what the CLI prints)."""
     width = max(len("scorer"), *(len(s.name) for s in report.scorers))
-    head = (f"{'split':<8} {'scorer':<{width}} {'queries':>7} {'recall@5':>8} {'recall@10':>9} "
-            f"{'MRR':>6} {'nDCG@10':>7}   {'abstain':>7} {'empty':>6}")  # fmt: skip
+    head = (
+        f"{'split':<8} {'scorer':<{width}} {'queries':>7} {'recall@5':>8} {'recall@10':>9} "
+        f"{'MRR':>6} {'nDCG@10':>7}   {'abstain':>7} {'empty':>6}"
+    )
     lines = [head, "-" * len(head)]
     for split in report.splits:
         for scorer in report.scorers:
@@ -490,8 +501,7 @@ def report_json(report: EvalReport, *, per_query: bool = False) -> dict[str, Any
     }
     if per_query:
         payload["queries"] = [
-            {**asdict(o), "hits": list(o.hits), "grades": list(o.grades)}
-            for o in report.outcomes
+            {**asdict(o), "hits": list(o.hits), "grades": list(o.grades)} for o in report.outcomes
         ]
     return payload
 
@@ -500,16 +510,26 @@ def report_json(report: EvalReport, *, per_query: bool = False) -> dict[str, Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--split", choices=(*SPLITS, "both"), default="both",
-                        help="which split to report (default: both)")  # fmt: skip
     parser.add_argument(
-        "--scorer", action="append", default=[], metavar="MODULE:FUNCTION",
+        "--split",
+        choices=(*SPLITS, "both"),
+        default="both",
+        help="which split to report (default: both)",
+    )
+    parser.add_argument(
+        "--scorer",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNCTION",
         help="add your own scoring function as a row (module:function or file.py:function); "
-             "repeatable",
-    )  # fmt: skip
+        "repeatable",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    parser.add_argument("--per-query", action="store_true",
-                        help="with --json: every query's hits, grades and metrics too")  # fmt: skip
+    parser.add_argument(
+        "--per-query",
+        action="store_true",
+        help="with --json: every query's hits, grades and metrics too",
+    )
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -524,8 +544,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         scorers.append(Scorer(name, DEFAULT_POLICY, function, note=spec))
     report = evaluate(scorers, splits=splits)
     if args.json:
-        print(json.dumps(report_json(report, per_query=args.per_query), indent=2,
-                         ensure_ascii=False), file=out)  # fmt: skip
+        print(
+            json.dumps(report_json(report, per_query=args.per_query), indent=2, ensure_ascii=False),
+            file=out,
+        )
     else:
         print(format_table(report), file=out)
         print(file=out)

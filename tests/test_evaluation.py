@@ -90,8 +90,12 @@ def test_the_cli_prints_the_table_deterministically(capsys) -> None:
 def test_python_dash_m_memorylib_eval_json() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "memorylib", "eval", "--split", "dev", "--json", "--per-query"],
-        capture_output=True, text=True, cwd=ROOT, check=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        timeout=120,
+    )
     payload = json.loads(done.stdout)
     assert payload["settings"]["strict_min_evidence"] == STRICT_MIN_EVIDENCE
     assert [r["scorer"] for r in payload["rows"]] == [s.name for s in standard_scorers()]
@@ -102,8 +106,7 @@ def test_python_dash_m_memorylib_eval_json() -> None:
 
 def test_no_relevant_queries_are_scored_only_by_abstention(report) -> None:
     for row in report.rows:
-        outcomes = [o for o in report.outcomes
-                    if o.split == row.split and o.scorer == row.scorer]  # fmt: skip
+        outcomes = [o for o in report.outcomes if o.split == row.split and o.scorer == row.scorer]
         unanswerable = [o for o in outcomes if not o.answerable]
         assert row.no_relevant == len(unanswerable) and row.answerable + row.no_relevant == len(
             outcomes
@@ -148,8 +151,20 @@ def test_your_function_from_a_module_or_a_file(capsys) -> None:
     assert load_score_function("memorylib.scoring:score_recall_candidate") is (
         score_recall_candidate
     )
-    assert cli(["eval", "--split", "dev", "--scorer", f"{SOLUTION}:my_score",
-                "--scorer", "memorylib.scoring:score_recall_candidate"]) == 0  # fmt: skip
+    assert (
+        cli(
+            [
+                "eval",
+                "--split",
+                "dev",
+                "--scorer",
+                f"{SOLUTION}:my_score",
+                "--scorer",
+                "memorylib.scoring:score_recall_candidate",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     mine = next(line for line in lines if line.startswith("dev      yours:my_score"))
     assert mine.split()[2:] == ["77", "0.766", "0.812", "0.728", "0.714", "5/9", "0/77"]

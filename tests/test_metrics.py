@@ -155,8 +155,7 @@ def test_recall_grows_with_k_and_ignores_order_inside_k(judgments, ranking, k) -
 
 
 @settings(max_examples=200, deadline=None)
-@given(judgments=judgments_st, ranking=ranking_st.filter(lambda r: len(r) >= 2),
-       data=st.data())  # fmt: skip
+@given(judgments=judgments_st, ranking=ranking_st.filter(lambda r: len(r) >= 2), data=st.data())
 def test_moving_a_better_record_up_never_lowers_ndcg(judgments, ranking, data) -> None:
     i = data.draw(st.integers(0, len(ranking) - 2))
     j = data.draw(st.integers(i + 1, len(ranking) - 1))
@@ -196,8 +195,10 @@ def test_agrees_with_trec_eval_on_the_evaluation_set() -> None:
             for o in mine
             for rank, doc in enumerate(o.hits)
         ]
-        theirs = {(m.query_id, str(m.measure)): m.value
-                  for m in ir_measures.iter_calc(measures, qrels, run)}  # fmt: skip
+        theirs = {
+            (m.query_id, str(m.measure)): m.value
+            for m in ir_measures.iter_calc(measures, qrels, run)
+        }
         for o in mine:
             assert theirs[(o.query_id, "nDCG@10")] == pytest.approx(o.ndcg_at_10)
             assert theirs[(o.query_id, "R(rel=2)@5")] == pytest.approx(o.recall_at_5)

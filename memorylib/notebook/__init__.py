@@ -6,8 +6,8 @@ load only when a notebook imports one of these modules.
 * View modules, one per notebook topic: ``records_views`` (00, 01), ``normalize_views``
   (02), ``candidate_views`` and ``scaling`` (03), ``scoring_views`` (04), ``rank_views``
   (05), ``render_views`` (06), ``failure_views`` (07), ``playground`` (08, a package:
-  catalog, model, render, app) and ``live_agent`` (09). A view module never imports
-  another one (import-linter's independence contract in ``pyproject.toml``).
+  catalog, model, render, app), ``live_agent`` (09) and ``ranker_views`` (10). A view
+  module never imports another one (import-linter's independence contract in ``pyproject.toml``).
 * Shared helpers, which import no view module: ``common`` (notebook set-up, the course
   clocks, chart fonts, ``figure_png``, the temporary ``Workspace``), ``exercises`` (the
   ``CheckResult`` every "Your turn" checker returns, its text and HTML rendering, and the
