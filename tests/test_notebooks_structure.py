@@ -14,7 +14,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = [
     "00_index", "01_stored_records", "02_normalize", "03_candidates", "04_scoring",
     "05_stable_rank", "06_render_and_profile", "07_failures_and_retraction",
-    "08_query_playground", "09_live_agent",
+    "08_query_playground", "09_live_agent", "10_beyond_the_teaching_ranker",
 ]
 PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 ABSOLUTE_PATH = re.compile(r"(/work/|/home/|/root/|/tmp/|/private/var/|/Users/|[A-Z]:\\\\Users)")
