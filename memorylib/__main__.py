@@ -9,6 +9,7 @@ python -m memorylib migrate SRC DST --user USER_ID
                                   jsonl:PATH, sqlite:PATH, postgresql://...), verified
 python -m memorylib pg-provision ADMIN_DSN --user USER_ID [--user ...]
                                   PostgreSQL: apply the schema migrations, create roles
+python -m memorylib eval          every scorer on the evaluation set (--help for options)
 """
 
 from __future__ import annotations
@@ -120,8 +121,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     provision = sub.add_parser("pg-provision", help="PostgreSQL: migrations and scope roles")
     provision.add_argument("admin_dsn", help="a DSN or URL of a role that may create roles")
     provision.add_argument("--user", action="append", default=[], help="a user id (repeat)")
+    evaluate = sub.add_parser(
+        "eval", help="measure every scorer on data/eval_queries.json (recall, MRR, nDCG)"
+    )
+    from .evaluation import add_arguments  # the options live beside the code they drive
+
+    add_arguments(evaluate)
     args = parser.parse_args(argv)
     try:
+        if args.command == "eval":
+            from .evaluation import run as run_eval
+
+            return run_eval(args)
         if args.command == "migrate":
             return run_migrate(args.source, args.target, args.user, args.batch_size)
         if args.command == "pg-provision":

@@ -21,6 +21,8 @@ from memorylib.notebook.playground.catalog import (
 from memorylib.notebook.playground.model import (
     DEFAULT_STATE,
     HIT_COLUMNS,
+    SCORER_PRESETS,
+    YOURS,
     PlaygroundState,
     PlaygroundView,
     as_of_on,
@@ -28,6 +30,7 @@ from memorylib.notebook.playground.model import (
     compare_rankings,
     compare_users,
     playground_view,
+    scorer_options,
 )
 from memorylib.notebook.playground.render import (
     LEXICAL_COLOR,
@@ -47,7 +50,9 @@ __all__ = [
     "HIT_COLUMNS",
     "LEXICAL_COLOR",
     "RECENCY_COLOR",
+    "SCORER_PRESETS",
     "USERS",
+    "YOURS",
     "DatasetSpec",
     "PlaygroundApp",
     "PlaygroundCatalog",
@@ -62,6 +67,7 @@ __all__ = [
     "measure_refresh",
     "playground_svg",
     "playground_view",
+    "scorer_options",
     "summary_html",
     "summary_text",
 ]

@@ -22,10 +22,13 @@ from memorylib.interface import user_scope_for
 from memorylib.notebook.playground.catalog import DATASETS, USERS, PlaygroundCatalog
 from memorylib.notebook.playground.model import (
     DEFAULT_STATE,
+    SCORER_PRESETS,
+    YOURS,
     PlaygroundState,
     PlaygroundView,
     as_of_on,
     playground_view,
+    scorer_options,
 )
 from memorylib.notebook.playground.render import (
     context_html,
@@ -33,11 +36,13 @@ from memorylib.notebook.playground.render import (
     playground_svg,
     summary_html,
 )
+from memorylib.ranking import ScoreFunction
 from memorylib.timestamps import parse_timestamp
 
 __all__ = ["PlaygroundApp", "measure_refresh"]
 
 ViewModel = Callable[[PlaygroundState, PlaygroundCatalog], PlaygroundView]
+
 
 class PlaygroundApp:
     """ipywidgets inputs wired to ``playground_view``; every change redraws every output.
@@ -118,13 +123,29 @@ class PlaygroundApp:
             style=wide,
             continuous_update=False,
         )
+        self.scorer = w.Dropdown(
+            options=scorer_options(catalog),
+            value=state.scorer,
+            description="scorer",
+            style=wide,
+        )
         self.status = w.HTML(layout=w.Layout(min_height="20px"))
         self.summary = w.HTML()
         self.chart = w.HTML()
         self.table = w.HTML()
         self.context = w.HTML()
         # stable CSS hooks for the browser tests (and for anyone styling the app)
-        hooks = ("query", "dataset", "user", "limit", "as_of", "status", "summary", "chart")
+        hooks = (
+            "query",
+            "dataset",
+            "user",
+            "limit",
+            "as_of",
+            "scorer",
+            "status",
+            "summary",
+            "chart",
+        )
         for name in (*hooks, "table", "context"):
             getattr(self, name).add_class(f"playground-{name.replace('_', '-')}")
         inputs = (
@@ -133,6 +154,7 @@ class PlaygroundApp:
             self.user,
             self.limit,
             self.as_of,
+            self.scorer,
             self.lexical,
             self.recency,
             self.window,
@@ -143,7 +165,7 @@ class PlaygroundApp:
             [
                 w.HBox([self.query, self.dataset]),
                 w.HBox([self.user, self.limit, self.as_of]),
-                w.HBox([self.lexical, self.recency, self.window]),
+                w.HBox([self.scorer, self.lexical, self.recency, self.window]),
                 self.status,
                 self.summary,
                 self.chart,
@@ -164,6 +186,7 @@ class PlaygroundApp:
             limit=int(self.limit.value),
             # no date picked: an empty as_of, which recall rejects with a typed error
             as_of=as_of_on(day, self.dataset.value) if day is not None else "",
+            scorer=str(self.scorer.value),
             lexical_weight=float(self.lexical.value),
             recency_weight=float(self.recency.value),
             recency_window_days=float(self.window.value),
@@ -180,7 +203,28 @@ class PlaygroundApp:
                 self.user.value = spec.default_user
             finally:
                 self._quiet = False
+        if change["owner"] is self.scorer:
+            self._quiet = True  # a scorer starts from its own weights: one refresh
+            try:
+                self.lexical.value, self.recency.value = SCORER_PRESETS[self.scorer.value]
+            finally:
+                self._quiet = False
         self.refresh()
+
+    def use_scorer(self, score: ScoreFunction | None) -> PlaygroundView:
+        """Register ``score`` (your scoring function) as the "yours" scorer and show it;
+        ``None`` removes it and goes back to coverage."""
+        self.catalog.use_scorer(score)
+        self._quiet = True
+        try:
+            self.scorer.options = scorer_options(self.catalog)
+            self.scorer.value = YOURS if score is not None else "coverage"
+            self.lexical.value, self.recency.value = SCORER_PRESETS[self.scorer.value]
+        finally:
+            self._quiet = False
+        self.refresh()
+        assert self.view is not None
+        return self.view
 
     def set(self, **changes: Any) -> PlaygroundView:
         """Change inputs from code (``app.set(query="...", limit=3)``) and refresh once."""
@@ -189,6 +233,7 @@ class PlaygroundApp:
             "dataset": self.dataset,
             "user": self.user,
             "limit": self.limit,
+            "scorer": self.scorer,
             "lexical_weight": self.lexical,
             "recency_weight": self.recency,
             "recency_window_days": self.window,

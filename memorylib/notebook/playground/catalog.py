@@ -23,6 +23,7 @@ from memorylib.datasets import (
 )
 from memorylib.engine import RecallEngine
 from memorylib.interface import user_scope_for
+from memorylib.ranking import ScoreFunction
 from memorylib.seed import TEACHING_AS_OF
 from memorylib.store import RemoteMemoryStore
 from memorylib.synthetic import write_synthetic_store
@@ -89,7 +90,8 @@ class PlaygroundCatalog:
 
     A user who owns nothing in a dataset (every course user in the chapter demo, for
     instance) gets an empty store of their own: recall searches 0 records. Stores live
-    in ``root`` (default: a temporary directory removed with the catalog).
+    in ``root`` (default: a temporary directory removed with the catalog). It also holds
+    the scoring function of your own that the "yours" scorer runs (``use_scorer``).
     """
 
     def __init__(
@@ -103,6 +105,14 @@ class PlaygroundCatalog:
         self.generated_records = generated_records
         self._engines: dict[tuple[str, str], RecallEngine] = {}
         self.build_seconds: dict[tuple[str, str], float] = {}
+        self.own_scorer: ScoreFunction | None = None
+
+    def use_scorer(self, score: ScoreFunction | None) -> None:
+        """Register a scoring function of your own (``score_recall_candidate``'s signature)
+        as the playground's "yours" scorer; ``None`` removes it."""
+        if score is not None and not callable(score):
+            raise TypeError(f"use_scorer takes a scoring function, not {type(score).__name__}")
+        self.own_scorer = score
 
     def is_built(self, dataset: str, user: str) -> bool:
         return (dataset, user) in self._engines

@@ -3,7 +3,9 @@
 ``playground_view(state, catalog)`` recalls ``state.query`` for ``state.user`` in
 ``state.dataset`` with the real engine and describes every step: the normalized query,
 the funnel searched -> candidates -> hits, the hits with their full score breakdown and
-provenance, and the rendered XML context. A rejected input becomes ``view.error``, a
+provenance, and the rendered XML context. ``state.scorer`` picks coverage, bm25, hybrid
+or "yours" (a scoring function registered with ``catalog.use_scorer``); the hits show
+each scorer's own lexical number. A rejected input becomes ``view.error``, a
 one-line message naming the typed error. Pure: the same state and stores give the same
 view, and nothing is written. ``render.py`` turns a view into text, HTML and SVG;
 ``app.py`` wires widgets to both.
@@ -18,18 +20,21 @@ from datetime import date, datetime
 import pandas as pd
 
 from memorylib.datasets import COURSE_AS_OF, COURSE_USERS
-from memorylib.errors import RemoteMemoryError
+from memorylib.engine import RecallEngine
+from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
 from memorylib.interface import user_scope_for
 from memorylib.notebook.exercises import CheckResult, checker, expect_type, right, wrong
 from memorylib.notebook.playground.catalog import DATASETS, PlaygroundCatalog
 from memorylib.records import RecallQuery, RecallResult
 from memorylib.render import render_recall_context
-from memorylib.scoring import ScoringPolicy
+from memorylib.scoring import SCORERS, ScoringPolicy
 from memorylib.timestamps import age_in_days, parse_timestamp
 
 __all__ = [
     "DEFAULT_STATE",
     "HIT_COLUMNS",
+    "SCORER_PRESETS",
+    "YOURS",
     "PlaygroundState",
     "PlaygroundView",
     "as_of_on",
@@ -37,7 +42,9 @@ __all__ = [
     "compare_rankings",
     "compare_users",
     "playground_view",
+    "scorer_options",
 ]
+
 
 @dataclass(frozen=True)
 class PlaygroundState:
@@ -52,9 +59,33 @@ class PlaygroundState:
     user: str = COURSE_USERS[0]
     dataset: str = "course"
     query_id: str = "q-08-playground"
+    scorer: str = "coverage"  # coverage, bm25, hybrid, or "yours" (catalog.use_scorer)
 
 
 DEFAULT_STATE = PlaygroundState()
+
+YOURS = "yours"  # a scoring function of your own, registered with catalog.use_scorer(...)
+# The weights a scorer starts with when it is picked (the sliders stay free afterwards):
+# BM25 alone is lexical only, as in ScoringPolicy.bm25(); the others keep the chapter's.
+SCORER_PRESETS: dict[str, tuple[float, float]] = {
+    "coverage": (0.85, 0.15),
+    "bm25": (1.0, 0.0),
+    "hybrid": (0.85, 0.15),
+    YOURS: (0.85, 0.15),
+}
+_SCORER_LABELS = {
+    "coverage": "coverage (the chapter's)",
+    "bm25": "bm25",
+    "hybrid": "hybrid (bm25 + recency)",
+    YOURS: "yours",
+}
+
+
+def scorer_options(catalog: PlaygroundCatalog) -> list[tuple[str, str]]:
+    """(label, key) for the scorer dropdown; "yours" only once a function is registered."""
+    keys = [*SCORERS, YOURS] if catalog.own_scorer is not None else list(SCORERS)
+    return [(_SCORER_LABELS[key], key) for key in keys]
+
 
 HIT_COLUMNS = (
     "rank",
@@ -62,6 +93,7 @@ HIT_COLUMNS = (
     "total",
     "lexical_contribution",
     "recency_contribution",
+    "lexical_score",
     "lexical_coverage",
     "matched_terms",
     "recency",
@@ -109,6 +141,11 @@ def _age_days(captured_at: str, as_of: datetime) -> float:
     return round(age_in_days(parse_timestamp(captured_at, "captured_at"), as_of), 2)
 
 
+def _rejected(state: PlaygroundState, scope: str, message: str) -> PlaygroundView:
+    hits, funnel = _empty_frames()
+    return PlaygroundView(state, scope, None, None, hits, funnel, "", error=message)
+
+
 def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> PlaygroundView:
     """Recall ``state.query`` for ``state.user`` in ``state.dataset`` and describe every step.
 
@@ -122,8 +159,16 @@ def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> Playg
             lexical_weight=state.lexical_weight,
             recency_weight=state.recency_weight,
             recency_window_days=state.recency_window_days,
+            scorer="coverage" if state.scorer == YOURS else state.scorer,
         )
         engine = catalog.engine(state.dataset, state.user)
+        if state.scorer == YOURS:  # the taught path, with the registered function
+            if catalog.own_scorer is None:
+                raise RemoteMemoryValidationError(
+                    "no scoring function of yours is registered: call "
+                    "app.use_scorer(my_score) (or catalog.use_scorer(my_score)) first"
+                )
+            engine = RecallEngine(engine.store, score=catalog.own_scorer)
         result = engine.recall(
             state.query,
             limit=state.limit,
@@ -132,9 +177,11 @@ def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> Playg
             policy=policy,
         )
     except RemoteMemoryError as exc:
-        hits, funnel = _empty_frames()
-        message = f"{type(exc).__name__}: {exc}"
-        return PlaygroundView(state, scope, None, None, hits, funnel, "", error=message)
+        return _rejected(state, scope, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # only a student's function gets here; ours would be a bug
+        if state.scorer != YOURS:
+            raise
+        return _rejected(state, scope, f"your scoring function failed: {type(exc).__name__}: {exc}")
     moment = parse_timestamp(state.as_of, "as_of")
     rows = []
     for hit in result.hits:
@@ -146,6 +193,8 @@ def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> Playg
                 "total": b.total,
                 "lexical_contribution": b.lexical_contribution,
                 "recency_contribution": b.recency_contribution,
+                # the scorer's own lexical number: coverage, BM25, or BM25 / the best BM25
+                "lexical_score": b.lexical_coverage if b.lexical_score is None else b.lexical_score,
                 "lexical_coverage": b.lexical_coverage,
                 "matched_terms": f"{len(b.matched_terms)}/{b.query_term_count}: "
                 + ", ".join(b.matched_terms),

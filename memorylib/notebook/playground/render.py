@@ -24,6 +24,7 @@ __all__ = [
     "summary_text",
 ]
 
+
 def summary_text(view: PlaygroundView) -> str:
     """The normalized query, the policy and the funnel as plain lines."""
     s = view.state
@@ -42,7 +43,7 @@ def summary_text(view: PlaygroundView) -> str:
         f"text       {view.query.text!r}",
         f"normalized {view.query.normalized_text!r}",
         f"terms      {list(view.query.terms)}",
-        f"scoring    as_of {result.as_of} · lexical {p.lexical_weight:g} · recency "
+        f"scoring    {s.scorer} · as_of {result.as_of} · lexical {p.lexical_weight:g} · recency "
         f"{p.recency_weight:g} · window {p.recency_window_days:g} days · limit {s.limit}",
         f"funnel     searched {result.searched_records} -> candidates "
         f"{result.candidate_records} -> hits {len(result.hits)}"
@@ -97,7 +98,8 @@ def hits_table_html(view: PlaygroundView) -> str:
     s = view.state
     attrs = (
         f'data-query="{html.escape(s.query)}" data-limit="{s.limit}" '
-        f'data-user-scope="{view.user_scope}" data-dataset="{html.escape(s.dataset)}"'
+        f'data-user-scope="{view.user_scope}" data-dataset="{html.escape(s.dataset)}" '
+        f'data-scorer="{html.escape(s.scorer)}"'
     )
     if view.error:
         return (
@@ -152,7 +154,8 @@ def playground_svg(view: PlaygroundView) -> str:
 
     Funnel bars are ``rect.funnel`` (``data-stage``, ``data-records``); each hit is a
     ``g.hit`` (``data-memory-id``) holding ``rect.lexical`` and ``rect.recency``, whose
-    widths are the contributions on a scale where a score of 1.0 is 360 px.
+    widths are the contributions on a scale where a score of 1.0 is 360 px (or, when a
+    total is above 1, as BM25's can be, where the highest total is 360 px).
     """
     rows = len(view.hits)
     height = max(120, 40 + 22 * rows)
@@ -173,16 +176,20 @@ def playground_svg(view: PlaygroundView) -> str:
             f'x="80" y="{y}" width="{width:.1f}" height="18" fill="{_FUNNEL_COLORS[stage]}"/>',
             f'<text x="{84 + width:.1f}" y="{y + 14}">{n:,}</text>',
         ]
-    x0, scale = 500, 360
+    x0 = 500
+    scale = 360 / max([1.0, *(float(t) for t in view.hits["total"])])
     parts.append(
-        '<text x="300" y="14" font-weight="bold">score contributions per hit</text>'
+        '<text x="300" y="14" font-weight="bold">score contributions per hit'
+        + ("" if view.state.scorer == "coverage" else f" · {html.escape(view.state.scorer)}")
+        + "</text>"
         f'<rect x="560" y="4" width="10" height="10" fill="{LEXICAL_COLOR}"/>'
         '<text x="574" y="14">lexical</text>'
         f'<rect x="640" y="4" width="10" height="10" fill="{RECENCY_COLOR}"/>'
         '<text x="654" y="14">recency</text>'
     )
     if view.error or not rows:
-        message = "query rejected" if view.error else "no hits (no_matching_terms)"
+        reason = view.result.empty_reason if view.result is not None else None
+        message = "query rejected" if view.error else f"no hits ({reason})"
         parts.append(f'<text x="300" y="60" fill="#666">{message}</text>')
     for i, row in enumerate(view.hits.to_dict("records")):
         y = 28 + 22 * i
