@@ -84,11 +84,17 @@ class Counterexample:
     got: str
 
     def lines(self) -> tuple[str, ...]:
+        """Three labelled lines; a multi-line value (a rendered XML block) continues
+        under its label, indented, so the text rendering stays readable."""
         return (
-            f"counterexample ({self.stage}): {self.example}",
-            f"expected: {self.expected}",
-            f"got:      {self.got}",
+            f"counterexample ({self.stage}): {_continued(self.example, 4)}",
+            f"expected: {_continued(self.expected, 10)}",
+            f"got:      {_continued(self.got, 10)}",
         )
+
+
+def _continued(value: str, indent: int) -> str:
+    return value.replace("\n", "\n  " + " " * indent)
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,8 @@ class CheckResult:
         example = ""
         if self.counterexample is not None:
             rows = "".join(
-                f"<tr><th>{name}</th><td><code>{html.escape(value)}</code></td></tr>"
+                f'<tr><th style="text-align:left;vertical-align:top">{name}</th>'
+                f'<td><code style="white-space:pre-wrap">{html.escape(value)}</code></td></tr>'
                 for name, value in (
                     (f"counterexample ({self.counterexample.stage})", self.counterexample.example),
                     ("expected", self.counterexample.expected),
