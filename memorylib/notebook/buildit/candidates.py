@@ -184,7 +184,9 @@ def _project(result: Any, case: CandidatesCase) -> Any:
 
 def _show(found: _Found) -> str:
     listed = "; ".join(
-        f"{c.memory_id} matching {', '.join(c.matched_terms) or 'nothing'}"
+        f"{c.memory_id} matching {', '.join(c.matched_terms) or 'nothing'} (searchable: "
+        f"{', '.join(c.searchable_terms[:5])}{', …' if len(c.searchable_terms) > 5 else ''})"
+        + ("" if c.holds_the_record else " (holding a copy of the record)")
         for c in found.candidates
     )
     return (

@@ -23,6 +23,7 @@ student function always gets the same result, word for word.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 import traceback
@@ -46,6 +47,7 @@ __all__ = [
     "Mistake",
     "Outcome",
     "call_line",
+    "reset_cache",
     "run_check",
     "shown",
 ]
@@ -231,6 +233,12 @@ class _Cache:
 _CACHE = _Cache()
 
 
+def reset_cache() -> None:
+    """Forget the generated cases (the next check generates them again: its worst time)."""
+    global _CACHE
+    _CACHE = _Cache()
+
+
 def _trial(
     exercise: Exercise, student: Callable[..., Any], case: Any, expected: Outcome | None = None
 ) -> _Trial:
@@ -340,7 +348,7 @@ def _report(
     student: Callable[..., Any],
     name: str,
     trial: _Trial,
-    where: str,
+    where: tuple[str, str],
     mistake: Mistake | None,
 ) -> CheckResult:
     call = exercise.show_call(name, trial.case)
@@ -414,8 +422,13 @@ def run_check(
     sample = [example.case for example in exercise.examples] + cases[:AGREEMENT_SAMPLE]
     start = time.perf_counter()
     try:
-        for example in exercise.examples:
+        for number, example in enumerate(exercise.examples):
             trial = _trial(exercise, student, example.case)
+            if number == 0 and trial.got.raw is None and not trial.got.raised:
+                return not_answered(
+                    f"Not answered yet: {name} returns None (is its body still `...`, or "
+                    "does it miss a `return`?)."
+                )
             if not trial.agree:
                 mistake = _diagnose(exercise, student, trial, sample)
                 return _report(exercise, student, name, trial, ("named", example.name), mistake)
@@ -424,19 +437,23 @@ def run_check(
             if not trial.agree:
                 smallest = _shrink(exercise, student, trial)
                 mistake = _diagnose(exercise, student, smallest, sample)
-                where = ("generated", f"the smallest of the inputs that fail, after {index} passed")
-                return _report(exercise, student, name, smallest, where, mistake)
+                where = ("generated", "the smallest failing input found")
+                result = _report(exercise, student, name, smallest, where, mistake)
+                passed = (
+                    f"passed first: the {len(exercise.examples)} worked examples and "
+                    f"{index} generated input{'' if index == 1 else 's'}"
+                )
+                return dataclasses.replace(result, details=(*result.details, passed))
             if time.perf_counter() - start > DEADLINE_SECONDS:
                 return wrong(
                     f"{name} is too slow: {index + 1} generated inputs took more than "
                     f"{DEADLINE_SECONDS:.0f} s (the reference needs milliseconds). Look for a "
                     "loop that never ends or work repeated inside a loop."
                 )
-    except _NotAnswered as stop:
+    except _NotAnswered:
         return not_answered(
-            f"Not answered yet: {name} still raises NotImplementedError "
-            f"(on {exercise.show_call(name, stop.case)}). Write its body, run its cell, "
-            "then run this check again."
+            f"Not answered yet: {name} still raises NotImplementedError. Write its body, "
+            "run its cell, then run this check again."
         )
     return right(
         f"Right: {name} agrees with the contract on the {len(exercise.examples)} worked "

@@ -499,9 +499,10 @@ class Comparison:
             lines.append(f"your pipeline stopped at stage {run.failed_stage!r}: {run.error}")
         difference = self.difference
         if difference is None:
-            lines.append("the reference: the same at every stage (" + ", ".join(STAGES) + ")")
+            lines.append("the library's pipeline: the same at every stage ("
+                         + ", ".join(STAGES) + ")")
         else:
-            lines.append(f"the reference differs first at stage {difference[0]!r}: "
+            lines.append(f"the library's pipeline differs first at stage {difference[0]!r}: "
                          f"{difference[1]}")
         return "\n".join(lines)
 

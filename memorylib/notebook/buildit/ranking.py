@@ -107,7 +107,14 @@ def _project(result: Any, case: RankCase) -> Any:
 def _show(hits: tuple[RecallHit, ...]) -> str:
     if not hits:
         return "no hits ()"
-    return ", ".join(f"#{hit.rank} {hit.memory_id} ({hit.score_breakdown.total})" for hit in hits)
+    return ", ".join(
+        f"#{hit.rank} {hit.memory_id} ({hit.score_breakdown.total}, {_clip(hit.snippet)})"
+        for hit in hits
+    )
+
+
+def _clip(text: str, size: int = 24) -> str:
+    return repr(text if len(text) <= size else text[: size - 1] + "…")
 
 
 def _differences(
@@ -344,9 +351,9 @@ STABLE_RANK_RECALL_CANDIDATES = Exercise(
          "breakdown compares those objects when the numbers tie: sort with a key that returns "
          "only numbers and strings (e.g. -total, -coverage, -captured_at.timestamp(), "
          "memory_id)."),
-        ("bad operand type for unary -: 'str'", "A string cannot be negated: sort memory_id "
-         "ascending in the same key, or sort in two stable passes."),
-        ("unsupported operand type(s) for -: 'datetime.datetime'", "Negate a number, not a "
+        ("bad operand type for unary -: 'str'", "A string cannot be negated: keep memory_id "
+         "as it is in the key (ascending), or sort in two stable passes."),
+        ("bad operand type for unary -: 'datetime.datetime'", "Negate a number, not a "
          "datetime: -candidate.captured_at.timestamp()."),
     ),
     generated=200,
