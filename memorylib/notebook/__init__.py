@@ -11,9 +11,11 @@ load only when a notebook imports one of these modules.
 * Shared helpers, which import no view module: ``common`` (notebook set-up, the course
   clocks, chart fonts, ``figure_png``, the temporary ``Workspace``), ``exercises`` (the
   ``CheckResult`` every "Your turn" checker returns, its text and HTML rendering, and the
-  parsing of answers), ``analysis`` (language and label statistics of the course data)
-  and ``failure_race`` (the multi-process race; standard library and memorylib only,
-  because every spawned contender imports it).
+  parsing of answers), ``buildit`` (the build-it exercises of 02-06: a student's stage
+  function checked against the library's, and notebook 06's pipeline of them),
+  ``analysis`` (language and label statistics of the course data) and ``failure_race``
+  (the multi-process race; standard library and memorylib only, because every spawned
+  contender imports it).
 
 Imports follow one convention: pandas and matplotlib at module level, always as
 ``import pandas as pd`` and ``import matplotlib.pyplot as plt`` (plus ``import matplotlib``

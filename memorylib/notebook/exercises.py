@@ -23,10 +23,11 @@ A checker is written top to bottom with the shared parsing::
 return the parsed answer or stop the check with a ``WRONG`` (or ``NOT_ANSWERED``)
 result, so no checker repeats the type checks.
 
-A later "build-it" checker (the student writes a function; it is run against the
-reference on named examples, then on generated inputs) returns the same type: the
-smallest input where the two disagree goes in ``CheckResult.counterexample``
-(a ``Counterexample``), the hint in ``message``, and both renderings show it.
+The "build-it" checkers (``memorylib.notebook.buildit``: the student writes a stage
+function; it is run against the reference on named examples, then on generated inputs)
+return the same type: the smallest input where the two disagree goes in
+``CheckResult.counterexample`` (a ``Counterexample``), the hint in ``message``, and both
+renderings show it.
 """
 
 from __future__ import annotations
