@@ -144,7 +144,8 @@ def _show_call(name: str, case: RankCase) -> str:
         breakdown = score_recall_candidate(case.query, candidate, as_of=case.as_of)
         rows.append(
             f"{candidate.record.memory_id}: matches {len(candidate.matched_terms)} of "
-            f"{len(case.query.terms)} terms, captured {candidate.record.source.captured_at}, "
+            f"{len(case.query.terms)} term{'' if len(case.query.terms) == 1 else 's'}, captured "
+            f"{candidate.record.source.captured_at}, "
             f"total {breakdown.total}, coverage {breakdown.lexical_coverage}"
         )
     listing = "\n".join(rows) if rows else "(no candidates)"

@@ -151,7 +151,8 @@ def _similar(expected: dict[str, Any], got: dict[str, Any]) -> bool:
 def _show(fields: dict[str, Any]) -> str:
     return (
         f"matched {', '.join(fields['matched_terms']) or 'nothing'} of "
-        f"{fields['query_term_count']} terms: coverage {fields['lexical_coverage']!r}, "
+        f"{fields['query_term_count']} term{'' if fields['query_term_count'] == 1 else 's'}: "
+        f"coverage {fields['lexical_coverage']!r}, "
         f"recency {fields['recency']!r}, contributions {fields['lexical_contribution']!r} + "
         f"{fields['recency_contribution']!r}, total {fields['total']!r}"
     )
@@ -177,7 +178,8 @@ def _age(case: ScoreCase) -> float:
 def _show_call(name: str, case: ScoreCase) -> str:
     record = case.candidate.record
     age = _age(case)
-    when = f"{age:g} days before as_of" if age >= 0 else f"{-age:g} days AFTER as_of"
+    days = f"{abs(age):g} day{'' if abs(age) == 1 else 's'}"
+    when = f"{days} before as_of" if age >= 0 else f"{days} AFTER as_of"
     mismatch = (
         f" (built for query_id {case.candidate.query_id!r}, the query's is "
         f"{case.query.query_id!r})"
