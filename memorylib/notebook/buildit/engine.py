@@ -47,6 +47,7 @@ __all__ = [
     "Mistake",
     "Outcome",
     "call_line",
+    "line_in",
     "reset_cache",
     "run_check",
     "shown",
@@ -163,12 +164,13 @@ def shown(text: str) -> str:
 def call_line(exc: BaseException, function: Callable[..., Any]) -> str | None:
     """"line N, in f: <code>" for the deepest frame of the student's own code, if any."""
     code = getattr(function, "__code__", None)
-    if code is None:
-        return None
+    return None if code is None else line_in(exc, code.co_filename)
+
+
+def line_in(exc: BaseException, filename: str) -> str | None:
+    """"line N, in f: <code>" for the deepest frame of ``exc`` in ``filename``, if any."""
     frames = [
-        frame
-        for frame in traceback.extract_tb(exc.__traceback__)
-        if frame.filename == code.co_filename
+        frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == filename
     ]
     if not frames:
         return None

@@ -38,7 +38,7 @@ from memorylib.datasets import course_records, load_labelled_queries
 from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
-from memorylib.notebook.buildit.engine import Exercise, call_line
+from memorylib.notebook.buildit.engine import Exercise, call_line, line_in
 from memorylib.notebook.buildit.normalize import EXTRACT_TERMS, NORMALIZE_TEXT
 from memorylib.notebook.buildit.ranking import STABLE_RANK_RECALL_CANDIDATES
 from memorylib.notebook.buildit.render import RENDER_RECALL_CONTEXT, parsed_tree
@@ -165,7 +165,7 @@ def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[s
         try:
             exec(compile(source, filename, "exec"), namespace)
         except Exception as exc:  # the student's cell: report it, run the reference
-            line = call_line(exc, _Located(filename)) or ""
+            line = line_in(exc, filename) or ""
             for slot in slots:
                 notes[slot.name] = (
                     f"its cell in {notebook} raised {type(exc).__name__}: {exc}"
@@ -178,13 +178,6 @@ def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[s
             else:
                 notes[slot.name] = f"no function {slot.yours} in the build-it cell of {notebook}"
     return found, notes
-
-
-class _Located:
-    """Something with a ``__code__.co_filename`` (for ``call_line`` on a cell's source)."""
-
-    def __init__(self, filename: str) -> None:
-        self.__code__ = type("Code", (), {"co_filename": filename})()
 
 
 # -- running ------------------------------------------------------------------------------------
