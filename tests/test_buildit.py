@@ -370,6 +370,18 @@ def test_a_typical_wrong_solution_is_caught_with_its_hint(function, student, mis
     assert_caught(CHECKS[function](student), mistake)
 
 
+MISTAKES = [(name, mistake) for name, exercise in buildit.EXERCISES.items()
+            for mistake in exercise.mistakes]  # fmt: skip
+
+
+@pytest.mark.parametrize(("function", "mistake"), MISTAKES,
+                         ids=[f"{f}-{m.name[:30]}" for f, m in MISTAKES])  # fmt: skip
+def test_every_known_mistake_is_caught_and_named_as_itself(function, mistake) -> None:
+    # each wrong variant, run as if a student wrote it: no look-alike takes its name
+    result = engine.run_check(buildit.EXERCISES[function], mistake.variant, name="variant")
+    assert_caught(result, mistake.name)
+
+
 def test_every_stage_catches_at_least_three_typical_mistakes() -> None:
     per_function: dict[str, int] = {}
     for function, _, _ in WRONG:
