@@ -13,9 +13,11 @@ load only when a notebook imports one of these modules.
   clocks, chart fonts, ``figure_png``, styled tables with a text form (``styled_table``),
   the temporary ``Workspace``, the course order and its navigation line), ``exercises``
   (the ``CheckResult`` every "Your turn" checker returns, its text and HTML rendering,
-  and the parsing of answers), ``analysis`` (language and label statistics of the course data)
-  and ``failure_race`` (the multi-process race; standard library and memorylib only,
-  because every spawned contender imports it).
+  and the parsing of answers), ``buildit`` (the build-it exercises of 02-06: a student's
+  stage function checked against the library's, and notebook 06's pipeline of them),
+  ``analysis`` (language and label statistics of the course data) and ``failure_race``
+  (the multi-process race; standard library and memorylib only, because every spawned
+  contender imports it).
 
 Imports follow one convention: pandas and matplotlib at module level, always as
 ``import pandas as pd`` and ``import matplotlib.pyplot as plt`` (plus ``import matplotlib``

@@ -23,10 +23,11 @@ A checker is written top to bottom with the shared parsing::
 return the parsed answer or stop the check with a ``WRONG`` (or ``NOT_ANSWERED``)
 result, so no checker repeats the type checks.
 
-A later "build-it" checker (the student writes a function; it is run against the
-reference on named examples, then on generated inputs) returns the same type: the
-smallest input where the two disagree goes in ``CheckResult.counterexample``
-(a ``Counterexample``), the hint in ``message``, and both renderings show it.
+The "build-it" checkers (``memorylib.notebook.buildit``: the student writes a stage
+function; it is run against the reference on named examples, then on generated inputs)
+return the same type: the smallest input where the two disagree goes in
+``CheckResult.counterexample`` (a ``Counterexample``), the hint in ``message``, and both
+renderings show it.
 """
 
 from __future__ import annotations
@@ -84,11 +85,17 @@ class Counterexample:
     got: str
 
     def lines(self) -> tuple[str, ...]:
+        """Three labelled lines; a multi-line value (a rendered XML block) continues
+        under its label, indented, so the text rendering stays readable."""
         return (
-            f"counterexample ({self.stage}): {self.example}",
-            f"expected: {self.expected}",
-            f"got:      {self.got}",
+            f"counterexample ({self.stage}): {_continued(self.example, 4)}",
+            f"expected: {_continued(self.expected, 10)}",
+            f"got:      {_continued(self.got, 10)}",
         )
+
+
+def _continued(value: str, indent: int) -> str:
+    return value.replace("\n", "\n  " + " " * indent)
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,8 @@ class CheckResult:
         example = ""
         if self.counterexample is not None:
             rows = "".join(
-                f"<tr><th>{name}</th><td><code>{html.escape(value)}</code></td></tr>"
+                f'<tr><th style="text-align:left;vertical-align:top">{name}</th>'
+                f'<td><code style="white-space:pre-wrap">{html.escape(value)}</code></td></tr>'
                 for name, value in (
                     (f"counterexample ({self.counterexample.stage})", self.counterexample.example),
                     ("expected", self.counterexample.expected),

@@ -174,6 +174,8 @@ class PlaygroundApp:
             ]
         )
         self.widget.add_class("memorylib-playground")
+        # called with the app after every successful refresh (e.g. playground.yours' panel)
+        self.after_refresh: list[Callable[[PlaygroundApp], None]] = []
         self.refresh()
 
     def _read_state(self) -> PlaygroundState:
@@ -285,6 +287,8 @@ class PlaygroundApp:
             f"{self.timings['recall_view_ms']:.1f} ms · full refresh "
             f"{self.timings['refresh_ms']:.1f} ms</span>"
         )
+        for hook in self.after_refresh:
+            hook(self)
 
 
 # -- measuring ------------------------------------------------------------------------------------
