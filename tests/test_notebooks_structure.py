@@ -106,7 +106,8 @@ class TestNotebook:
 
 # The navigation line (notebooks/AUTHORING.md): under the title and as the last line.
 NAVIGATION_CHECKED = [
-    "00_index", "01_stored_records", "07_failures_and_recovery", "07b_retraction",
+    "00_index", "01_stored_records", "02_normalize", "03_candidates", "07_failures_and_recovery",
+    "07b_retraction",
     "08_query_playground", "09_live_agent",
 ]
 # Styled tables store their frame as text/plain (common.styled_table), never "Styler at 0x".
