@@ -115,7 +115,7 @@ STYLER_TEXT_CHECKED = NAVIGATION_CHECKED
 # "Your turn" is committed unanswered, and nothing in it shows an answer.
 EXERCISE_CHECKED = [
     "01_stored_records", "07_failures_and_recovery", "07b_retraction", "08_query_playground",
-    "09_live_agent",
+    "09_live_agent", "04_scoring", "05_stable_rank", "11_from_file_to_service",
 ]
 SOLUTIONS = NOTEBOOKS / "solutions"
 
