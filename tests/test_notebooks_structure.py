@@ -106,16 +106,16 @@ class TestNotebook:
 
 # The navigation line (notebooks/AUTHORING.md): under the title and as the last line.
 NAVIGATION_CHECKED = [
-    "00_index", "01_stored_records", "02_normalize", "03_candidates", "07_failures_and_recovery",
-    "07b_retraction",
-    "08_query_playground", "09_live_agent",
+    "00_index", "01_stored_records", "02_normalize", "03_candidates", "04_scoring",
+    "05_stable_rank", "07_failures_and_recovery", "07b_retraction", "08_query_playground",
+    "09_live_agent", "10_beyond_the_teaching_ranker", "11_from_file_to_service",
 ]
 # Styled tables store their frame as text/plain (common.styled_table), never "Styler at 0x".
 STYLER_TEXT_CHECKED = NAVIGATION_CHECKED
 # "Your turn" is committed unanswered, and nothing in it shows an answer.
 EXERCISE_CHECKED = [
     "01_stored_records", "07_failures_and_recovery", "07b_retraction", "08_query_playground",
-    "09_live_agent",
+    "09_live_agent", "04_scoring", "05_stable_rank", "11_from_file_to_service",
 ]
 SOLUTIONS = NOTEBOOKS / "solutions"
 
