@@ -132,6 +132,7 @@ CHECKERS = [
     ("04_scoring", "scoring_views", "check_total_answer", (None,), {}),
     ("05_stable_rank", "rank_views", "check_order_answer", (), {}),
     ("06_render", "render_views", "check_render_predictions", (), {}),
+    ("06b_profile", "render_views", "check_profile_predictions", (), {}),
     ("07_failures_and_recovery", "failure_views", "check_error_predictions", (), {}),
     ("07b_retraction", "retraction_views", "check_retraction_predictions", (), {}),
     ("08_query_playground", "playground", "check_isolation_query", (None,), {}),

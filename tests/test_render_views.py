@@ -22,10 +22,10 @@ from memorylib import (
 )
 from memorylib.notebook.render_views import (
     EXERCISE_CALLS,
-    PROFILE_SCENARIOS,
     HOSTILE_MEMORY_ID,
     HOSTILE_SOURCE_ID,
     HOSTILE_SUMMARY,
+    PROFILE_SCENARIOS,
     add_late_profile_import,
     attribute_map_frame,
     check_profile_predictions,

@@ -40,7 +40,6 @@ from memorylib import (
     seed_teaching_store,
 )
 from memorylib.candidates import searchable_terms
-from memorylib.seed import TEACHING_RECORDS
 from memorylib.notebook.exercises import (
     CheckResult,
     checker,
@@ -49,14 +48,15 @@ from memorylib.notebook.exercises import (
     right,
 )
 from memorylib.query import extract_terms, normalize_text
+from memorylib.seed import TEACHING_RECORDS
 
 __all__ = [
     "EXERCISE_CALLS",
-    "PROFILE_SCENARIOS",
     "HOSTILE_MEMORY_ID",
     "HOSTILE_SOURCE_ID",
     "HOSTILE_SUMMARY",
     "LATE_PROFILE_IMPORT",
+    "PROFILE_SCENARIOS",
     "QueryView",
     "add_late_profile_import",
     "attribute_map_frame",
@@ -633,7 +633,7 @@ def _same_count(given: object, expected: int | str) -> bool:
     return not isinstance(given, bool) and given == expected
 
 
-@checker(placeholder="a dict like {'A': 3, 'B': 'rejected', ...}")
+@checker(placeholder="a dict like {'A': 7, 'D': 'rejected', ...}")
 def check_render_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 06: ``answer`` maps "A".."E" to a hit count or "rejected".
 
