@@ -1,13 +1,14 @@
 # Two commands do everything on a fresh machine (each creates .venv when needed):
-#   make course   open the course in JupyterLab
-#   make test     lint, library tests, reliability suite, notebook regression, browser tests
+#   make course   open the course in JupyterLab (as root too: containers, cloud VMs)
+#   make test     lint, layer contract, library tests (JSONL, SQLite and a real PostgreSQL),
+#                 reliability suite, notebook regression, browser tests
 #   make slides   every notebook as an offline reveal.js deck + HTML page in exports/
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test test-fast notebooks slides bench voila lint clean-venv
+.PHONY: course test test-fast notebooks slides bench bench-backends voila lint clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memorylib needs Python 3.11+; set PYTHON=python3.11")'
@@ -16,12 +17,23 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
+# JupyterLab refuses to start as root without --allow-root, and containers and cloud VMs
+# run as root: the flag is added only when the effective uid is 0; for every other user the
+# command is the plain one. Token auth stays JupyterLab's default. Without a browser
+# (headless server, container) JupyterLab prints the URL with its token and keeps serving.
+# Extra `jupyter lab` options: make course ARGS="--port 8899 --no-browser"
+# tests/test_course_command.py runs this very recipe, as root and as not-root.
+ARGS ?=
+ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
+
 course: $(STAMP)
-	env -u MPLBACKEND $(BIN)/jupyter lab notebooks/00_index.ipynb
+	env -u MPLBACKEND $(BIN)/jupyter lab $(ALLOW_ROOT) $(ARGS) notebooks/00_index.ipynb
 
 test: $(STAMP)
 	@bash scripts/ensure-chromium.sh
+	@bash scripts/ensure-postgres.sh
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	env -u MPLBACKEND $(BIN)/python -m pytest
 
 test-fast: $(STAMP)
@@ -37,11 +49,16 @@ slides: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py
 
+bench-backends: $(STAMP)
+	@bash scripts/ensure-postgres.sh
+	$(BIN)/python bench/run_backends.py
+
 voila: $(STAMP)
 	env -u MPLBACKEND $(BIN)/voila notebooks/08_query_playground.ipynb
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 clean-venv:
 	rm -rf $(VENV)

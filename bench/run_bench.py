@@ -1,24 +1,28 @@
-"""Recall and append benchmark: the teaching path, the indexed path and SQLite FTS5.
+"""Recall and append benchmark: teaching path, indexed path, SQLite FTS5; before and after.
 
-    .venv/bin/python bench/run_bench.py                 # sizes 1000,10000,100000
-    .venv/bin/python bench/run_bench.py --quick         # a small smoke run (seconds)
-    .venv/bin/python bench/run_bench.py --sizes 1000,10000 --append-dir /dev/shm
+    .venv/bin/python bench/run_bench.py                      # both shapes, 1k/10k/100k
+    .venv/bin/python bench/run_bench.py --compare 7d4e6b7    # and the code at that commit,
+                                                             # measured in the same run
+    .venv/bin/python bench/run_bench.py --quick              # a smoke run (seconds)
 
-For every store size N (a synthetic bilingual corpus, ``memorylib.synthetic``):
+For every corpus shape (``memorylib.synthetic``: ``short`` records of 1-4 sentences of
+one language, ``long`` records of 50-150 English and Chinese words where the commonest
+terms are in most records) and store size N:
 
-* recall latency p50/p95 over a fixed query set for the teaching path (a sample of
-  the queries when N is large: one teaching query re-reads the whole file), the
-  indexed path and SQLite FTS5 (our terms in a ``unicode61`` column, ranked by bm25,
-  which is not our ranking: a latency reference only);
-* the indexed path's cold first recall in a NEW process (parse + tokenize + index),
-  its warm latencies there, and that process's peak RSS;
+* the teaching path's recall latency (a sample of the queries at large N: one query
+  re-reads the whole file);
+* the indexed path in fresh processes: the cold first recall when the index is built
+  from the file, the cold first recall when a saved index (``<store>.index``) is
+  there, warm p50/p95 over the query set, and each process's peak RSS;
+* SQLite FTS5 over the same terms (ranked by bm25, not our ranking: a reference);
 * N appends one by one through ``store.append`` (lock, duplicate check, one
-  ``O_APPEND`` write, fsync), with an fsync probe of the same directory;
-* correctness: the indexed RecallResult equals the teaching one, field for field,
-  for every query the teaching path ran.
+  ``O_APPEND`` write, fsync), and ``append_many`` for the same N (one lock, one fsync);
+* identical: the indexed RecallResult equals the teaching one for every query the
+  teaching path ran, and (with ``--compare``) both trees return the same results.
 
-Writes ``bench/results/latest.json`` and ``bench/results/latest.md`` (``quick.*`` for
-``--quick``, so a smoke run never replaces the real results).
+Every measurement of a tree runs in a subprocess with that tree on ``PYTHONPATH``, on
+the same fixture files, interleaved, so "before" and "after" share the machine's state.
+Writes ``bench/results/latest.{json,md}`` (``quick.*`` for ``--quick``).
 """
 
 from __future__ import annotations
@@ -29,12 +33,12 @@ import os
 import platform
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -44,15 +48,14 @@ sys.path.insert(0, str(ROOT))
 
 from memorylib import (  # noqa: E402 (the repository root is put on sys.path first)
     MemoryKind,
-    RecallEngine,
     RemoteMemoryStore,
     extract_terms,
     normalize_recall_query,
     normalize_text,
 )
 from memorylib.synthetic import (  # noqa: E402
+    SHAPES,
     SYNTHETIC_END,
-    synthetic_entries,
     synthetic_queries,
     write_synthetic_store,
 )
@@ -60,48 +63,107 @@ from memorylib.synthetic import (  # noqa: E402
 AS_OF = SYNTHETIC_END.strftime("%Y-%m-%dT%H:%M:%SZ")
 USER = "bench-user"
 LIMIT = 5
+ENTRY_KEYS = ("kind", "memory_id", "content", "summary", "source", "stored_at")
+SCORERS = ("coverage", "bm25", "hybrid")  # the "before" tree has only the chapter's
 TARGETS = {
     "indexed_p50_ms": 1.0,
     "indexed_p95_ms": 3.0,
-    "cold_s": 2.5,
-    "append_100k_s": 60.0,
+    "cold_build_s": 2.5,
+    "cold_saved_s": 2.5,
     "peak_rss_mib": 350.0,
+    "append_100k_s": 60.0,
 }
 
-# Runs in a fresh interpreter: cold first recall, warm latencies, peak RSS.
-SERVE = textwrap.dedent(
+# One measurement, run in a fresh interpreter with the tree under test on PYTHONPATH.
+WORKER = textwrap.dedent(
     """
-    import json, resource, sys, time
+    import json, sys, time
+    task = json.loads(sys.stdin.read())
     t0 = time.perf_counter()
-    from memorylib import RecallEngine, RemoteMemoryStore
+    from memorylib import MemorySource, RecallEngine, RemoteMemoryStore
     imported = time.perf_counter() - t0
-    path, user, as_of, limit, repeats = sys.argv[1:6]
-    limit, repeats = int(limit), int(repeats)
-    queries = json.loads(sys.stdin.read())
-    engine = RecallEngine(RemoteMemoryStore(path, user_id=user))
-    t0 = time.perf_counter()
-    engine.recall(queries["all"][0], limit=limit, as_of=as_of, query_id="cold")
-    cold = time.perf_counter() - t0
-    latencies = []
-    for r in range(repeats):
-        for i, text in enumerate(queries["all"]):
-            t0 = time.perf_counter()
-            engine.recall(text, limit=limit, as_of=as_of, query_id=f"q-{i}")
-            latencies.append((time.perf_counter() - t0) * 1e3)
-    checked = [
-        engine.recall(text, limit=limit, as_of=as_of, query_id=f"q-{i}").to_dict()
-        for i, text in queries["check"]
-    ]
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    try:  # ru_maxrss can carry the forking parent's peak over exec; VmHWM is this image's
+
+    def peak_mib():
         with open("/proc/self/status") as status:
-            peak = next(int(l.split()[1]) for l in status if l.startswith("VmHWM")) / 1024
-    except (OSError, StopIteration):
-        pass
-    print(json.dumps({"import_s": imported, "cold_s": cold, "latencies_ms": latencies,
-                      "peak_rss_mib": peak, "checked": checked}))
+            return next(int(l.split()[1]) for l in status if l.startswith("VmHWM")) / 1024
+
+    out = {"import_s": imported}
+    if task["mode"] in ("indexed", "teaching"):
+        store = RemoteMemoryStore(task["path"], user_id=task["user"])
+        engine = RecallEngine(store, strategy=task["mode"])
+        queries, as_of, limit = task["queries"], task["as_of"], task["limit"]
+        latencies = []
+        if task["mode"] == "indexed":
+            t0 = time.perf_counter()
+            engine.recall(queries[0], limit=limit, as_of=as_of, query_id="cold")
+            out["cold_s"] = time.perf_counter() - t0
+            by_scorer = {}
+            for scorer in task["scorers"]:
+                if scorer == "coverage":
+                    policy = None
+                else:
+                    from memorylib import ScoringPolicy
+                    policy = getattr(ScoringPolicy, scorer)()
+                times = []
+                for _ in range(task["repeats"]):
+                    for i, text in enumerate(queries):
+                        t0 = time.perf_counter()
+                        engine.recall(text, limit=limit, as_of=as_of, query_id=f"q-{i}",
+                                      policy=policy)
+                        times.append((time.perf_counter() - t0) * 1e3)
+                by_scorer[scorer] = times
+            latencies = by_scorer["coverage"]
+            out["by_scorer"] = by_scorer
+        checked = []
+        for i, text in task["check"]:
+            t0 = time.perf_counter()
+            result = engine.recall(text, limit=limit, as_of=as_of, query_id=f"q-{i}")
+            if task["mode"] == "teaching":
+                latencies.append((time.perf_counter() - t0) * 1e3)
+            checked.append(result.to_dict())
+        out.update(latencies_ms=latencies, checked=checked, peak_rss_mib=peak_mib())
+    elif task["mode"] == "appends":
+        store = RemoteMemoryStore(task["path"], user_id=task["user"])
+        entries = [
+            {**e, "source": MemorySource(**e["source"])} for e in json.load(open(task["entries"]))
+        ]
+        if task.get("many"):
+            t0 = time.perf_counter()
+            store.append_many(entries)
+            out["total_s"] = time.perf_counter() - t0
+        else:
+            each = []
+            t_start = time.perf_counter()
+            for entry in entries:
+                t0 = time.perf_counter()
+                store.append(**entry)
+                each.append(time.perf_counter() - t0)
+            out.update(total_s=time.perf_counter() - t_start, each_s=each)
+    print(json.dumps(out))
     """
 )
+
+
+class Tree:
+    """A checkout of memorylib to measure: this one, or another commit's worktree."""
+
+    def __init__(self, name: str, root: Path, scorers: tuple[str, ...] = ("coverage",)) -> None:
+        self.name, self.root, self.scorers = name, root, scorers
+
+    def run(self, task: dict) -> dict:
+        env = {**os.environ, "PYTHONPATH": str(self.root)}
+        done = subprocess.run(
+            [sys.executable, "-c", WORKER],
+            input=json.dumps(task),
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=self.root,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{self.name}: {task['mode']} failed:\n{done.stderr[-3000:]}")
+        return json.loads(done.stdout)
 
 
 def percentiles(values: list[float]) -> tuple[float, float]:
@@ -114,44 +176,80 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-# -- the three recall paths --------------------------------------------------------------------
+def snapshot_of(path: Path) -> Path:
+    return path.with_name(path.name + ".index")
 
 
-def bench_teaching(store: RemoteMemoryStore, sample: list[tuple[int, str]]) -> dict:
-    engine = RecallEngine(store, strategy="teaching")
-    latencies, results = [], []
-    for i, text in sample:
-        t0 = time.perf_counter()
-        result = engine.recall(text, limit=LIMIT, as_of=AS_OF, query_id=f"q-{i}")
-        latencies.append((time.perf_counter() - t0) * 1e3)
-        results.append(json.loads(json.dumps(result.to_dict())))  # as the subprocess sends it
-    p50, p95 = percentiles(latencies)
-    return {"p50_ms": p50, "p95_ms": p95, "queries": len(sample), "results": results}
-
-
-def serve(path: Path, queries: list[str], check: list[tuple[int, str]], repeats: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = [sys.executable, "-c", SERVE, str(path), USER, AS_OF, str(LIMIT), str(repeats)]
-    payload = json.dumps({"all": queries, "check": check})
-    done = subprocess.run(args, input=payload, capture_output=True, text=True, env=env, check=True)
-    return json.loads(done.stdout)
+# -- one tree, one fixture -------------------------------------------------------------------
 
 
 def bench_indexed(
-    path: Path, queries: list[str], check: list[tuple[int, str]], runs: int, repeats: int
+    tree: Tree, path: Path, queries: list[str], check: list, runs: int, repeats: int
 ) -> dict:
-    outs = [serve(path, queries, check, repeats) for _ in range(runs)]
-    latencies = [x for out in outs for x in out["latencies_ms"]]
-    p50, p95 = percentiles(latencies)
+    """``runs`` fresh processes building the index from the file, then ``runs`` that
+    find a saved index (when the tree writes one)."""
+    task = {
+        "mode": "indexed", "path": str(path), "user": USER, "queries": queries,
+        "check": check, "as_of": AS_OF, "limit": LIMIT, "repeats": repeats,
+        "scorers": tree.scorers,
+    }  # fmt: skip
+    built, saved = [], []
+    for _ in range(runs):
+        snapshot_of(path).unlink(missing_ok=True)
+        built.append(tree.run(task))
+    if snapshot_of(path).exists():
+        saved = [tree.run(task) for _ in range(runs)]
+    snapshot_of(path).unlink(missing_ok=True)
+    outs = built + saved
+    p50, p95 = percentiles([x for out in outs for x in out["latencies_ms"]])
+    scorers = {
+        name: dict(zip(("p50_ms", "p95_ms"), percentiles(
+            [x for out in outs for x in out["by_scorer"][name]]), strict=True))
+        for name in tree.scorers
+    }  # fmt: skip
     return {
+        "scorers": scorers,
         "p50_ms": p50,
         "p95_ms": p95,
-        "samples": len(latencies),
-        "cold_s": statistics.median(out["cold_s"] for out in outs),
+        "cold_build_s": float(np.median([out["cold_s"] for out in built])),
+        "cold_saved_s": float(np.median([out["cold_s"] for out in saved])) if saved else None,
         "cold_runs_s": [round(out["cold_s"], 3) for out in outs],
-        "import_s": statistics.median(out["import_s"] for out in outs),
         "peak_rss_mib": max(out["peak_rss_mib"] for out in outs),
-        "results": outs[0]["checked"],
+        "peak_rss_saved_mib": max(out["peak_rss_mib"] for out in saved) if saved else None,
+        "results": built[0]["checked"],
+    }
+
+
+def bench_teaching(tree: Tree, path: Path, sample: list) -> dict:
+    task = {
+        "mode": "teaching", "path": str(path), "user": USER, "queries": [], "check": sample,
+        "as_of": AS_OF, "limit": LIMIT,
+    }  # fmt: skip
+    out = tree.run(task)
+    p50, p95 = percentiles(out["latencies_ms"])
+    return {"p50_ms": p50, "p95_ms": p95, "queries": len(sample), "results": out["checked"]}
+
+
+def bench_appends(tree: Tree, directory: Path, entries_file: Path, n: int, many: bool) -> dict:
+    path = directory / f"appends-{tree.name}-{n}-{'many' if many else 'one'}.jsonl"
+    out = tree.run(
+        {"mode": "appends", "path": str(path), "user": USER, "entries": str(entries_file),
+         "many": many}
+    )  # fmt: skip
+    size = path.stat().st_size
+    for leftover in directory.glob(path.name + "*"):
+        leftover.unlink()
+    if many:
+        return {"total_s": out["total_s"], "bytes": size}
+    each = np.asarray(out["each_s"])
+    tenth = max(1, n // 10)
+    return {
+        "total_s": out["total_s"],
+        "p50_ms": float(np.percentile(each, 50) * 1e3),
+        "p99_ms": float(np.percentile(each, 99) * 1e3),
+        "first_tenth_mean_ms": float(each[:tenth].mean() * 1e3),
+        "last_tenth_mean_ms": float(each[-tenth:].mean() * 1e3),
+        "bytes": size,
     }
 
 
@@ -185,144 +283,146 @@ def bench_fts5(store: RemoteMemoryStore, queries: list[str], repeats: int) -> di
     return {"p50_ms": p50, "p95_ms": p95, "build_s": build}
 
 
-# -- appends --------------------------------------------------------------------------------------
+def document_frequencies(store: RemoteMemoryStore, top: int = 5) -> list[tuple[str, float]]:
+    """The commonest terms and the share of conversation records holding each."""
+    counts: Counter[str] = Counter()
+    records = [r for r in store.read_all() if r.kind is MemoryKind.CONVERSATION]
+    for r in records:
+        counts.update(extract_terms(normalize_text(r.summary + " " + r.content)))
+    return [(term, round(n / len(records), 3)) for term, n in counts.most_common(top)]
 
 
-def fsync_probe(directory: Path, count: int = 200) -> float:
-    """Mean ms of one 500-byte O_APPEND write + fsync in ``directory``."""
-    probe = directory / "fsync-probe.bin"
-    fd = os.open(probe, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        t0 = time.perf_counter()
-        for _ in range(count):
-            os.write(fd, b"x" * 499 + b"\n")
-            os.fsync(fd)
-        return (time.perf_counter() - t0) / count * 1e3
-    finally:
-        os.close(fd)
-        probe.unlink()
+# -- one size --------------------------------------------------------------------------------
 
 
-def bench_appends(directory: Path, n: int) -> dict:
-    directory.mkdir(parents=True, exist_ok=True)
-    entries = synthetic_entries(n, seed=0)
-    store = RemoteMemoryStore(directory / f"appends-{n}.jsonl", user_id=USER)
-    each = np.empty(n)
-    t_start = time.perf_counter()
-    for i, entry in enumerate(entries):
-        t0 = time.perf_counter()
-        store.append(**entry)
-        each[i] = time.perf_counter() - t0
-        if n >= 20_000 and (i + 1) % 20_000 == 0:
-            print(f"    {i + 1:>7,} appends, {time.perf_counter() - t_start:6.1f} s", flush=True)
-    total = time.perf_counter() - t_start
-    tenth = max(1, n // 10)
-    result = {
-        "total_s": total,
-        "p50_ms": float(np.percentile(each, 50) * 1e3),
-        "p99_ms": float(np.percentile(each, 99) * 1e3),
-        "first_tenth_mean_ms": float(each[:tenth].mean() * 1e3),
-        "last_tenth_mean_ms": float(each[-tenth:].mean() * 1e3),
-        "fsync_ms": fsync_probe(directory),
-        "directory": str(directory),
-    }
-    store.path.unlink()
-    return result
-
-
-# -- one size ------------------------------------------------------------------------------------
-
-
-def teaching_sample_size(n: int, quick: bool) -> int:
+def teaching_sample_size(n: int, shape: str, quick: bool) -> int:
     if quick or n <= 2_000:
         return 1_000
-    return 12 if n <= 20_000 else 4
+    if n <= 20_000:
+        return 12
+    return 4 if shape == "short" else 2
 
 
-def run_size(n: int, args: argparse.Namespace, work: Path) -> dict:
-    print(f"\n== N = {n:,} ==", flush=True)
+def run_size(shape: str, n: int, trees: list[Tree], args: argparse.Namespace, work: Path) -> dict:
+    print(f"\n== {shape} records, N = {n:,} ==", flush=True)
     queries = synthetic_queries(args.queries, seed=0)
     t0 = time.perf_counter()
-    path = work / f"store-{n}.jsonl"
-    store = write_synthetic_store(path, n, seed=0, user_id=USER, bulk=True)
-    print(f"  fixture: {path.stat().st_size / 2**20:.1f} MiB in {time.perf_counter() - t0:.1f} s")
-    take = teaching_sample_size(n, args.quick)
+    path = work / f"store-{shape}-{n}.jsonl"
+    store = write_synthetic_store(path, n, seed=0, user_id=USER, bulk=True, shape=shape)
+    mib = path.stat().st_size / 2**20
+    print(f"  fixture: {mib:.1f} MiB in {time.perf_counter() - t0:.1f} s", flush=True)
+    take = teaching_sample_size(n, shape, args.quick)
     step = max(1, len(queries) // take)
     sample = [(i, queries[i]) for i in range(0, len(queries), step)][:take]
-
-    teaching = bench_teaching(store, sample)
-    print(f"  teaching: p50 {teaching['p50_ms']:.1f} ms over {len(sample)} queries", flush=True)
-    indexed = bench_indexed(path, queries, sample, args.serve_runs, args.repeats)
-    print(
-        f"  indexed : p50 {indexed['p50_ms']:.3f} ms p95 {indexed['p95_ms']:.3f} ms, "
-        f"cold {indexed['cold_s']:.2f} s, peak {indexed['peak_rss_mib']:.0f} MiB",
-        flush=True,
-    )
-    fts5 = bench_fts5(store, queries, args.repeats)
-    print(f"  fts5    : p50 {fts5['p50_ms']:.3f} ms p95 {fts5['p95_ms']:.3f} ms", flush=True)
-    identical = sum(a == b for a, b in zip(teaching["results"], indexed["results"], strict=True))
-    appends = None
-    if not args.skip_appends:
-        appends = bench_appends(args.append_dir or work, n)
+    row: dict = {"shape": shape, "records": n, "queries": len(queries), "mib": mib, "trees": {}}
+    row["top_terms"] = document_frequencies(store) if n <= 20_000 else None
+    for tree in trees:
+        teaching = bench_teaching(tree, path, sample)
+        indexed = bench_indexed(tree, path, queries, sample, args.serve_runs, args.repeats)
+        same = sum(a == b for a, b in zip(teaching["results"], indexed["results"], strict=True))
+        row["trees"][tree.name] = {"teaching": teaching, "indexed": indexed, "identical": same}
+        cold_saved = indexed["cold_saved_s"]
         print(
-            f"  appends : {appends['total_s']:.1f} s total, p50 {appends['p50_ms']:.2f} ms, "
-            f"fsync {appends['fsync_ms']:.2f} ms",
+            f"  {tree.name:>8}: teaching p50 {teaching['p50_ms']:.1f} ms; indexed p50 "
+            f"{indexed['p50_ms']:.3f} p95 {indexed['p95_ms']:.3f} ms, cold build "
+            f"{indexed['cold_build_s']:.2f} s"
+            + (f", cold saved {cold_saved:.2f} s" if cold_saved is not None else "")
+            + f", peak {indexed['peak_rss_mib']:.0f} MiB, identical {same}/{len(sample)}",
             flush=True,
         )
-    del teaching["results"], indexed["results"]
+    first = row["trees"][trees[0].name]["indexed"]["results"]
+    row["trees_agree"] = all(
+        row["trees"][tree.name]["indexed"]["results"] == first for tree in trees
+    )
+    row["fts5"] = bench_fts5(store, queries, args.repeats)
+    print(f"  fts5    : p50 {row['fts5']['p50_ms']:.3f} ms p95 {row['fts5']['p95_ms']:.3f} ms")
+    if not args.skip_appends and shape == SHAPES[0]:
+        entries_file = work / f"entries-{n}.json"
+        entries = [  # the append() arguments that wrote these records
+            {key: r.to_dict()[key] for key in ENTRY_KEYS} for r in store.read_all()
+        ]
+        entries_file.write_text(json.dumps(entries), encoding="utf-8")
+        directory = args.append_dir or work
+        directory.mkdir(parents=True, exist_ok=True)
+        for tree in trees:
+            appends = bench_appends(tree, directory, entries_file, n, many=False)
+            row["trees"][tree.name]["appends"] = appends
+            print(
+                f"  {tree.name:>8}: {n:,} appends {appends['total_s']:.1f} s "
+                f"(p50 {appends['p50_ms']:.3f} ms)",
+                flush=True,
+            )
+        try:
+            many = bench_appends(trees[0], directory, entries_file, n, many=True)
+        except RuntimeError:  # a tree without append_many
+            many = None
+        row["append_many"] = many
+        if many:
+            print(f"  append_many: {many['total_s']:.2f} s for {n:,} records", flush=True)
+        entries_file.unlink()
+    for tree in row["trees"].values():
+        del tree["teaching"]["results"], tree["indexed"]["results"]
     path.unlink()
-    return {
-        "records": n,
-        "queries": len(queries),
-        "teaching": teaching,
-        "indexed": indexed,
-        "fts5": fts5,
-        "appends": appends,
-        "identical": [identical, len(sample)],
-    }
+    return row
 
 
-# -- report -------------------------------------------------------------------------------------
+# -- report --------------------------------------------------------------------------------
 
 
-def table(rows: list[dict]) -> str:
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def table(rows: list[dict], trees: list[str]) -> str:
     head = (
-        "| records | teaching p50 / p95 ms (queries) | indexed p50 / p95 ms | FTS5 p50 / p95 ms "
-        "| teaching / indexed | FTS5 / indexed | cold first recall s | appends s (per append ms) "
-        "| peak RSS MiB | identical |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n"
+        "| shape | records | code | teaching p50 ms | indexed p50 / p95 ms | FTS5 p50 / p95 ms "
+        "| cold s: build / saved index | appends s (p50 ms) | peak RSS MiB | identical |\n"
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|:---:|\n"
     )
     lines = []
     for row in rows:
-        t, i, f, a = row["teaching"], row["indexed"], row["fts5"], row["appends"]
-        appends = "-" if a is None else f"{a['total_s']:.1f} ({a['p50_ms']:.2f})"
-        lines.append(
-            f"| {row['records']:,} | {t['p50_ms']:.1f} / {t['p95_ms']:.1f} ({t['queries']}) "
-            f"| {i['p50_ms']:.3f} / {i['p95_ms']:.3f} | {f['p50_ms']:.3f} / {f['p95_ms']:.3f} "
-            f"| {t['p50_ms'] / i['p50_ms']:,.0f}x | {f['p50_ms'] / i['p50_ms']:.1f}x "
-            f"| {i['cold_s']:.2f} | {appends} | {i['peak_rss_mib']:.0f} "
-            f"| {row['identical'][0]}/{row['identical'][1]} |"
-        )
+        for name in trees:
+            t = row["trees"][name]
+            i, a = t["indexed"], t.get("appends")
+            appends = "-" if a is None else f"{a['total_s']:.1f} ({a['p50_ms']:.2f})"
+            lines.append(
+                f"| {row['shape']} | {row['records']:,} | {name} | {t['teaching']['p50_ms']:.1f} "
+                f"| {i['p50_ms']:.3f} / {i['p95_ms']:.3f} "
+                f"| {row['fts5']['p50_ms']:.3f} / {row['fts5']['p95_ms']:.3f} "
+                f"| {i['cold_build_s']:.2f} / {_fmt(i['cold_saved_s'], '.2f')} | {appends} "
+                f"| {i['peak_rss_mib']:.0f} | {t['identical']}/{t['teaching']['queries']} |"
+            )
     return head + "\n".join(lines) + "\n"
 
 
-def verdicts(rows: list[dict]) -> dict:
-    big = max(rows, key=lambda row: row["records"])
-    i, a = big["indexed"], big["appends"]
-    scale = 100_000 / big["records"]
-    out = {
-        "at_records": big["records"],
-        "indexed_p50_ms": [i["p50_ms"], TARGETS["indexed_p50_ms"]],
-        "indexed_p95_ms": [i["p95_ms"], TARGETS["indexed_p95_ms"]],
-        "cold_s": [i["cold_s"], TARGETS["cold_s"]],
-        "peak_rss_mib": [i["peak_rss_mib"], TARGETS["peak_rss_mib"]],
-    }
-    if a is not None:
-        out["append_100k_s"] = [a["total_s"] * scale, TARGETS["append_100k_s"]]
-    return {k: v if k == "at_records" else [*v, v[0] <= v[1]] for k, v in out.items()}
+def verdicts(rows: list[dict], tree: str) -> list[dict]:
+    out = []
+    for shape in {row["shape"] for row in rows}:
+        big = max((row for row in rows if row["shape"] == shape), key=lambda row: row["records"])
+        t = big["trees"][tree]
+        i = t["indexed"]
+        measured = {
+            **{f"indexed_p50_ms[{n}]": v["p50_ms"] for n, v in i["scorers"].items()},
+            **{f"indexed_p95_ms[{n}]": v["p95_ms"] for n, v in i["scorers"].items()},
+            "cold_build_s": i["cold_build_s"],
+            "cold_saved_s": i["cold_saved_s"],
+            "peak_rss_mib": i["peak_rss_mib"],
+        }
+        if t.get("appends"):
+            measured["append_100k_s"] = t["appends"]["total_s"] * 100_000 / big["records"]
+        for key, value in measured.items():
+            if value is not None:
+                out.append(
+                    {"shape": shape, "records": big["records"], "target": key, "measured": value,
+                     "limit": TARGETS[key.split("[")[0]],
+                     "met": value <= TARGETS[key.split("[")[0]]}
+                )  # fmt: skip
+    return sorted(out, key=lambda v: (v["shape"] != "short", v["target"]))
 
 
 def markdown(report: dict) -> str:
     m = report["machine"]
+    trees = report["trees"]
     lines = [
         "# memorylib recall benchmark (latest run)",
         "",
@@ -332,50 +432,87 @@ def markdown(report: dict) -> str:
         f"Load average (1, 5, 15 min): before {report['load_before']}, after "
         f"{report['load_after']}  ",
         f"Started {report['started']}, took {report['duration_s']:.0f} s. Queries: "
-        f"{report['sizes'][0]['queries']} synthetic (common, rare, Chinese, mixed), limit {LIMIT}, "
-        f"as_of {AS_OF}.",
+        f"{report['rows'][0]['queries']} synthetic (common, rare, Chinese, mixed), limit {LIMIT}, "
+        f"as_of {AS_OF}. Code: "
+        + ", ".join(f"`{name}` = {desc}" for name, desc in report["tree_descriptions"].items())
+        + ".",
         "",
-        table(report["sizes"]),
-        "Latencies are medians (p50) and 95th percentiles; the indexed path is measured in "
-        "a fresh process (its cold first recall is excluded from its p50/p95). "
-        "`identical` counts queries whose full indexed RecallResult equals the teaching one.",
+        table(report["rows"], trees),
+        "Latencies are medians (p50) and 95th percentiles over fresh processes (their first, "
+        "cold recall excluded). `identical` counts queries whose full indexed RecallResult "
+        "equals the teaching one. Appends run on the `short` shape.",
         "",
-        f"## Targets (at {report['verdicts']['at_records']:,} records)",
-        "",
-        *(
-            []
-            if report["verdicts"]["at_records"] >= 100_000
-            else [
-                "The targets are for 100,000 records: this smaller run only smoke-tests "
-                "them (appends are scaled up to 100,000).",
-                "",
-            ]
-        ),
-        "| target | measured | limit | met |",
-        "|---|---:|---:|:---:|",
     ]
-    for key, value in report["verdicts"].items():
-        if key != "at_records":
-            lines.append(f"| {key} | {value[0]:.3f} | {value[1]} | {'yes' if value[2] else 'NO'} |")
-    appends = [row["appends"] for row in report["sizes"] if row["appends"]]
-    if appends:
-        a = appends[-1]
+    agree = [row for row in report["rows"] if len(trees) > 1]
+    if agree:
         lines += [
+            "Before and after return the same results: "
+            + ", ".join(
+                f"{row['shape']} {row['records']:,}: {'yes' if row['trees_agree'] else 'NO'}"
+                for row in agree
+            ),
             "",
-            f"Appends ({a['directory']}): first tenth {a['first_tenth_mean_ms']:.3f} ms, last "
-            f"tenth {a['last_tenth_mean_ms']:.3f} ms per append (constant time); one bare "
-            f"write + fsync in that directory: {a['fsync_ms']:.3f} ms.",
         ]
+    for row in report["rows"]:
+        if row.get("top_terms"):
+            terms = ", ".join(f"{t} {share:.0%}" for t, share in row["top_terms"])
+            lines.append(f"Commonest terms, {row['shape']} {row['records']:,}: {terms}  ")
+    many = [row for row in report["rows"] if row.get("append_many")]
+    if many:
+        lines.append("")
+        for row in many:
+            lines.append(
+                f"`append_many` of {row['records']:,} records (one lock, one write, one fsync): "
+                f"{row['append_many']['total_s']:.2f} s  "
+            )
+    lines += [
+        "",
+        f"## Indexed latency per scorer (`{trees[0]}`, p50 / p95 ms)",
+        "",
+        "| shape | records | " + " | ".join(SCORERS) + " |",
+        "|---|---:|" + "---:|" * len(SCORERS),
+    ]
+    for row in report["rows"]:
+        per = row["trees"][trees[0]]["indexed"]["scorers"]
+        lines.append(
+            f"| {row['shape']} | {row['records']:,} | "
+            + " | ".join(f"{per[n]['p50_ms']:.3f} / {per[n]['p95_ms']:.3f}" for n in SCORERS)
+            + " |"
+        )
+    lines += [
+        "",
+        f"## Targets (`{trees[0]}`, largest size of each shape)",
+        "",
+        "| shape | target | measured | limit | met |",
+        "|---|---|---:|---:|:---:|",
+    ]
+    for v in report["verdicts"]:
+        lines.append(
+            f"| {v['shape']} {v['records']:,} | {v['target']} | {v['measured']:.3f} | "
+            f"{v['limit']} | {'yes' if v['met'] else 'NO'} |"
+        )
     return "\n".join(lines) + "\n"
+
+
+def worktree(ref: str, work: Path) -> Tree:
+    target = work / f"tree-{ref}"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(target), ref],
+        check=True,
+        capture_output=True,
+    )
+    return Tree(ref, target)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--compare", default=None, help="a git ref measured beside this tree")
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     parser.add_argument("--queries", type=int, default=36, help="queries in the fixed set")
     parser.add_argument("--repeats", type=int, default=10, help="passes over the query set")
-    parser.add_argument("--serve-runs", type=int, default=3, help="fresh serving processes")
+    parser.add_argument("--serve-runs", type=int, default=3, help="fresh processes per kind")
     parser.add_argument("--append-dir", type=Path, default=None, help="where appends go")
     parser.add_argument("--skip-appends", action="store_true")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
@@ -383,11 +520,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.sizes, args.queries, args.repeats, args.serve_runs = "300,2000", 12, 3, 1
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    shapes = [s for s in args.shapes.split(",") if s.strip()]
     started, t0, before = time.strftime("%Y-%m-%d %H:%M:%S"), time.perf_counter(), load()
     work = Path(tempfile.mkdtemp(prefix="memorylib-bench-"))
+    trees = [Tree("after", ROOT, SCORERS)]
+    descriptions = {"after": "this checkout"}
     try:
-        rows = [run_size(n, args, work) for n in sizes]
+        if args.compare:
+            trees.append(worktree(args.compare, work))
+            trees[-1].name = "before"
+            descriptions["before"] = f"commit {args.compare}"
+        rows = [run_size(shape, n, trees, args, work) for shape in shapes for n in sizes]
     finally:
+        for tree in trees[1:]:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree.root)],
+                check=False,
+                capture_output=True,
+            )
         shutil.rmtree(work, ignore_errors=True)
     report = {
         "command": " ".join([".venv/bin/python", "bench/run_bench.py", *sys.argv[1:]]),
@@ -403,15 +553,22 @@ def main(argv: list[str] | None = None) -> int:
             "sqlite": sqlite3.sqlite_version,
         },
         "targets": TARGETS,
-        "sizes": rows,
+        "trees": [tree.name for tree in trees],
+        "tree_descriptions": descriptions,
+        "rows": rows,
     }
-    report["verdicts"] = verdicts(rows)
+    report["verdicts"] = verdicts(rows, "after")
     args.out.mkdir(parents=True, exist_ok=True)
     name = "quick" if args.quick else "latest"  # a smoke run never replaces the real results
     (args.out / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     (args.out / f"{name}.md").write_text(markdown(report), encoding="utf-8")
     print("\n" + markdown(report))
-    return 0 if all(row["identical"][0] == row["identical"][1] for row in rows) else 1
+    ok = all(
+        tree["identical"] == tree["teaching"]["queries"]
+        for row in rows
+        for tree in row["trees"].values()
+    ) and all(row["trees_agree"] for row in rows)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -10,24 +10,32 @@ pipeline has five pure stages, one module each, in the order data flows::
     ranking.stable_rank_recall_candidates  stable rank
     render.render_recall_context      render
 
-``RecallEngine`` only sequences them. Importing this package reads no environment,
-writes no file and imports neither anthropic, pandas nor matplotlib.
+``RecallEngine`` only sequences them (and chooses between the taught path and the
+indexed one in ``memorylib.fast``). Stores implement ``interface.MemoryStore``; the
+chapter's is ``store.RemoteMemoryStore``. Importing this package reads no
+environment, writes no file and imports neither numpy, anthropic, pandas nor
+matplotlib.
 """
 
 from __future__ import annotations
 
 from .candidates import CandidateSet, build_recall_candidates, searchable_terms
-from .engine import NO_MATCHING_TERMS, RecallEngine, recall_pipeline
+from .engine import RecallEngine
 from .errors import (
     RemoteMemoryCorruptionError,
     RemoteMemoryDuplicateError,
     RemoteMemoryError,
     RemoteMemoryScopeError,
+    RemoteMemoryUnavailableError,
     RemoteMemoryValidationError,
+    UncommittedWriteWarning,
 )
+from .interface import MemoryStore, user_scope_for
+from .pipeline import recall_pipeline
 from .query import extract_terms, normalize_recall_query, normalize_text
 from .ranking import stable_rank_recall_candidates
 from .records import (
+    NO_MATCHING_TERMS,
     MemoryKind,
     MemorySource,
     RecallCandidate,
@@ -42,7 +50,7 @@ from .render import render_profile_block, render_recall_context
 from .runtime import ConfigurationError, default_runtime, reset_runtime, runtime_client
 from .scoring import DEFAULT_POLICY, ScoringPolicy, recency_score, score_recall_candidate
 from .seed import TEACHING_AS_OF, seed_teaching_store
-from .store import RemoteMemoryStore, user_scope_for
+from .store import RemoteMemoryStore
 from .tool import RECALL_HISTORY_TOOL, build_system_prompt, recall_history
 
 __version__ = "0.1.0"
@@ -56,6 +64,7 @@ __all__ = [
     "ConfigurationError",
     "MemoryKind",
     "MemorySource",
+    "MemoryStore",
     "RecallCandidate",
     "RecallEngine",
     "RecallHit",
@@ -68,9 +77,11 @@ __all__ = [
     "RemoteMemoryError",
     "RemoteMemoryScopeError",
     "RemoteMemoryStore",
+    "RemoteMemoryUnavailableError",
     "RemoteMemoryValidationError",
     "ScoringPolicy",
     "StoredMemory",
+    "UncommittedWriteWarning",
     "build_recall_candidates",
     "build_system_prompt",
     "default_runtime",

@@ -4,6 +4,12 @@ python -m memorylib --demo        offline walkthrough (no key needed)
 python -m memorylib               interactive agent (needs MODEL_ID and a key)
 python -m memorylib fsck PATH     report on a store file; changes nothing
 python -m memorylib repair PATH   quarantine torn/bad lines, keeping every byte
+python -m memorylib migrate SRC DST --user USER_ID
+                                  copy one user's store between backends (URLs
+                                  jsonl:PATH, sqlite:PATH, postgresql://...), verified
+python -m memorylib pg-provision ADMIN_DSN --user USER_ID [--user ...]
+                                  PostgreSQL: apply the schema migrations, create roles
+python -m memorylib eval          every scorer on the evaluation set (--help for options)
 """
 
 from __future__ import annotations
@@ -77,6 +83,24 @@ def run_interactive() -> int:
         )
 
 
+def run_migrate(source: str, target: str, user_id: str, batch_size: int, out=sys.stdout) -> int:
+    """Copy ``user_id``'s store from ``source`` to ``target``; progress lines, then a report."""
+    from .backends import open_store
+    from .backends.migrate import migrate
+
+    def progress(done: int, total: int) -> None:
+        print(f"copied {done}/{total}", file=out, flush=True)
+
+    stores = [open_store(source, user_id=user_id), open_store(target, user_id=user_id)]
+    try:
+        report = migrate(*stores, batch_size=batch_size, progress=progress)
+    finally:
+        for store in stores:
+            getattr(store, "close", lambda: None)()
+    print(json.dumps(report.to_dict()), file=out, flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m memorylib",
@@ -89,8 +113,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     fsck.add_argument("path")
     repair = sub.add_parser("repair", help="quarantine torn or bad lines, keeping every byte")
     repair.add_argument("path")
+    migrate = sub.add_parser("migrate", help="copy one user's store between backends, verified")
+    migrate.add_argument("source", help="jsonl:PATH | sqlite:PATH | postgresql://...")
+    migrate.add_argument("target", help="jsonl:PATH | sqlite:PATH | postgresql://...")
+    migrate.add_argument("--user", required=True, help="the user id whose store is copied")
+    migrate.add_argument("--batch-size", type=int, default=500)
+    provision = sub.add_parser("pg-provision", help="PostgreSQL: migrations and scope roles")
+    provision.add_argument("admin_dsn", help="a DSN or URL of a role that may create roles")
+    provision.add_argument("--user", action="append", default=[], help="a user id (repeat)")
+    evaluate = sub.add_parser(
+        "eval", help="measure every scorer on data/eval_queries.json (recall, MRR, nDCG)"
+    )
+    from .evaluation import add_arguments  # the options live beside the code they drive
+
+    add_arguments(evaluate)
     args = parser.parse_args(argv)
     try:
+        if args.command == "eval":
+            from .evaluation import run as run_eval
+
+            return run_eval(args)
+        if args.command == "migrate":
+            return run_migrate(args.source, args.target, args.user, args.batch_size)
+        if args.command == "pg-provision":
+            from .backends.postgres import provision as provision_postgres
+
+            version = provision_postgres(args.admin_dsn, user_ids=args.user)
+            print(json.dumps({"schema_version": version, "users": len(args.user)}))
+            return 0
         if args.command in ("fsck", "repair"):
             from .fsck import main_fsck, main_repair
 

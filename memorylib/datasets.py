@@ -11,6 +11,12 @@ every field):
 * ``labelled_queries.json``: recall queries with the records a human judges
   relevant and where the real pipeline puts them (``top1``, ``top5`` or ``miss``).
 
+Each line or item is read by the records' own field-driven decoder
+(``decoding.decode_fields``) plus the data files' stricter rules (text written
+whitespace-folded, timestamps written in canonical UTC, retractions that name an
+earlier record). Analysis helpers for the notebooks (languages, label outcomes) live
+in ``memorylib.notebook.analysis``.
+
 A line of a data file is a ``CourseEntry``, not a ``StoredMemory``: it names its
 user by id, and it becomes a stored record only when ``build_store`` writes it into
 a store through the public API (``append`` / ``retract``), exactly as an
@@ -25,16 +31,19 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._checks import MEMORY_ID_PATTERN, canonical_timestamp, parse_timestamp
+from .checks import is_memory_id, require_items
+from .decoding import Timestamp, decode_fields
 from .errors import RemoteMemoryError, RemoteMemoryValidationError
-from .records import MemoryKind, MemorySource, RecallResult, StoredMemory
+from .interface import user_scope_for
+from .records import MemoryKind, MemorySource, StoredMemory
 from .seed import TEACHING_RECORDS
-from .store import RemoteMemoryStore, user_scope_for
+from .store import RemoteMemoryStore
+from .timestamps import canonical_timestamp, parse_timestamp
 
 __all__ = [
     "CHAPTER_FILE",
@@ -57,12 +66,9 @@ __all__ = [
     "chapter_records",
     "course_records",
     "data_dir",
-    "label_outcome",
     "load_chapter_entries",
     "load_course_entries",
     "load_labelled_queries",
-    "recall_labelled",
-    "text_language",
     "write_entries",
 ]
 
@@ -96,12 +102,7 @@ TEACHES: tuple[str, ...] = (
     "no_match",
 )
 
-_ENTRY_REQUIRED = ("user_id", "memory_id", "kind", "summary", "content", "source", "stored_at")
-_ENTRY_OPTIONAL = ("retracts",)
-_QUERY_KEYS = ("query_id", "user_id", "text", "as_of", "relevant", "expect", "teaches", "note")
 _QUERY_ID = re.compile(r"q-\d{2,3}")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 
 
 class CourseDataError(RemoteMemoryError):
@@ -155,24 +156,6 @@ def _data_file(path: str | os.PathLike[str] | None, default_name: str) -> Path:
 # -- one line of a data file -------------------------------------------------------------
 
 
-def text_language(text: str) -> str:
-    """``"en"``, ``"zh"`` or ``"mixed"``: a documented heuristic, not a language detector.
-
-    Han share = Han characters / (Han characters + 2 x Latin words), counting a
-    Chinese word as about two characters. No Han character or a share under 0.15
-    is ``en``; a share of 0.8 or more is ``zh`` (Chinese prose that names a few
-    identifiers such as ``recall`` or ``TTL``); anything between is ``mixed``.
-    """
-    han = len(_HAN.findall(text))
-    words = len(_LATIN_WORD.findall(text))
-    if han == 0:
-        return "en"
-    share = han / (han + 2 * words)
-    if share < 0.15:
-        return "en"
-    return "zh" if share >= 0.8 else "mixed"
-
-
 @dataclass(frozen=True, slots=True)
 class CourseEntry:
     """One line of a course data file: a memory as an application would submit it."""
@@ -183,7 +166,7 @@ class CourseEntry:
     summary: str
     content: str
     source: MemorySource
-    stored_at: str
+    stored_at: Timestamp
     retracts: str | None = None
 
     @property
@@ -193,11 +176,6 @@ class CourseEntry:
     @property
     def captured_at(self) -> str:
         return self.source.captured_at
-
-    @property
-    def language(self) -> str:
-        """``en`` / ``zh`` / ``mixed`` of ``summary + content`` (see ``text_language``)."""
-        return text_language(self.summary + " " + self.content)
 
     def to_dict(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -225,7 +203,7 @@ class LabelledQuery:
     query_id: str
     user_id: str
     text: str
-    as_of: str
+    as_of: Timestamp
     relevant: tuple[str, ...]
     expect: str
     teaches: str
@@ -251,11 +229,8 @@ def _fail(where: str, message: str) -> CourseDataError:
     return CourseDataError(f"{where}: {message}")
 
 
-def _text(data: Mapping[str, Any], key: str, where: str, *, folded: bool = True) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(where, f"{key} must be a non-empty string")
-    if folded and " ".join(value.split()) != value:
+def _folded(value: str, key: str, where: str) -> str:
+    if " ".join(value.split()) != value:
         raise _fail(
             where,
             f"{key} must be whitespace-folded (single spaces, no leading, trailing or "
@@ -265,65 +240,42 @@ def _text(data: Mapping[str, Any], key: str, where: str, *, folded: bool = True)
 
 
 def _timestamp(value: str, key: str, where: str) -> str:
-    try:
-        canonical = canonical_timestamp(value, key)
-    except RemoteMemoryValidationError as exc:
-        raise _fail(where, str(exc)) from None
+    canonical = canonical_timestamp(value, key)  # decode_fields has checked it parses
     if canonical != value:
         raise _fail(where, f"{key} {value!r} must be written in UTC as {canonical!r}")
     return value
 
 
-def _entry_from(payload: object, where: str) -> CourseEntry:
-    if not isinstance(payload, dict):
-        raise _fail(where, f"expected a JSON object, got {type(payload).__name__}")
-    missing = [key for key in _ENTRY_REQUIRED if key not in payload]
-    if missing:
-        raise _fail(where, f"missing field(s) {', '.join(missing)}")
-    extra = sorted(set(payload) - set(_ENTRY_REQUIRED) - set(_ENTRY_OPTIONAL))
-    if extra:
-        raise _fail(where, f"unknown field(s) {', '.join(extra)}")
-    memory_id = _text(payload, "memory_id", where)
-    if not MEMORY_ID_PATTERN.fullmatch(memory_id):
-        raise _fail(where, f"memory_id {memory_id!r} is not a valid id")
-    where = f"{where} ({memory_id})"
+def _decode(cls: type[Any], payload: object, where: str) -> Any:
     try:
-        kind = MemoryKind(payload["kind"])
-    except (ValueError, TypeError):
-        raise _fail(
-            where,
-            f"kind {payload['kind']!r} is not one of "
-            f"{', '.join(repr(k.value) for k in MemoryKind)}",
-        ) from None
-    source_payload = payload["source"]
-    if not isinstance(source_payload, dict):
-        raise _fail(where, "source must be a JSON object")
-    try:
-        source = MemorySource.from_dict(source_payload)
-    except RemoteMemoryError as exc:
+        return decode_fields(
+            cls, payload, where, error=CourseDataError, field_prefix=f"{where}: "
+        )
+    except CourseDataError:
+        raise
+    except RemoteMemoryError as exc:  # a nested MemorySource
         raise _fail(where, str(exc)) from None
+
+
+def _entry_from(payload: object, where: str) -> CourseEntry:
+    entry: CourseEntry = _decode(CourseEntry, payload, where)
+    if not is_memory_id(entry.memory_id):
+        raise _fail(where, f"memory_id {entry.memory_id!r} is not a valid id")
+    where = f"{where} ({entry.memory_id})"
+    for key in ("user_id", "summary", "content"):
+        _folded(getattr(entry, key), key, where)
     for key in ("source_id", "source_type", "title"):
-        _text(source_payload, key, where)
-    captured_at = _timestamp(source.captured_at, "source.captured_at", where)
-    stored_at = _timestamp(_text(payload, "stored_at", where), "stored_at", where)
+        _folded(getattr(entry.source, key), f"source.{key}", where)
+    captured_at = _timestamp(entry.source.captured_at, "source.captured_at", where)
+    stored_at = _timestamp(entry.stored_at, "stored_at", where)
     if parse_timestamp(stored_at, "stored_at") < parse_timestamp(captured_at, "captured_at"):
         raise _fail(where, f"stored_at {stored_at} is before captured_at {captured_at}")
-    retracts = payload.get("retracts")
-    if kind is MemoryKind.RETRACTION:
-        if not isinstance(retracts, str) or not MEMORY_ID_PATTERN.fullmatch(retracts):
+    if entry.kind is MemoryKind.RETRACTION:
+        if not is_memory_id(entry.retracts):
             raise _fail(where, "a retraction must name the retracted memory_id in 'retracts'")
-    elif "retracts" in payload:
+    elif entry.retracts is not None:
         raise _fail(where, "only retraction entries may have 'retracts'")
-    return CourseEntry(
-        user_id=_text(payload, "user_id", where),
-        memory_id=memory_id,
-        kind=kind,
-        summary=_text(payload, "summary", where),
-        content=_text(payload, "content", where),
-        source=source,
-        stored_at=stored_at,
-        retracts=retracts,
-    )
+    return entry
 
 
 def _check_entries(entries: Sequence[CourseEntry], wheres: Sequence[str]) -> None:
@@ -386,28 +338,8 @@ def load_chapter_entries(path: str | os.PathLike[str] | None = None) -> tuple[Co
 
 
 def chapter_entries_from_seed() -> tuple[CourseEntry, ...]:
-    """``memorylib.seed.TEACHING_RECORDS`` as entries (stored_at = captured_at, as seeded)."""
-    return tuple(
-        CourseEntry(
-            user_id=CHAPTER_USER,
-            memory_id=memory_id,
-            kind=kind,
-            summary=summary,
-            content=content,
-            source=MemorySource(source_id, source_type, title, captured_at),
-            stored_at=captured_at,
-        )
-        for (
-            memory_id,
-            kind,
-            source_id,
-            source_type,
-            title,
-            captured_at,
-            summary,
-            content,
-        ) in TEACHING_RECORDS
-    )
+    """``memorylib.seed.TEACHING_RECORDS`` as entries (the same records, as seeded)."""
+    return tuple(CourseEntry(user_id=CHAPTER_USER, **record) for record in TEACHING_RECORDS)
 
 
 def write_entries(entries: Iterable[CourseEntry], path: str | os.PathLike[str]) -> Path:
@@ -437,44 +369,26 @@ def load_labelled_queries(
     seen: set[str] = set()
     for position, item in enumerate(payload):
         where = f"{target.name}: item {position}"
-        if not isinstance(item, dict):
-            raise _fail(where, "expected a JSON object")
-        keys = set(item)
-        if keys != set(_QUERY_KEYS):
-            missing = sorted(set(_QUERY_KEYS) - keys)
-            extra = sorted(keys - set(_QUERY_KEYS))
-            raise _fail(where, f"fields differ: missing {missing}, unknown {extra}")
-        query_id = _text(item, "query_id", where)
-        if not _QUERY_ID.fullmatch(query_id):
-            raise _fail(where, f"query_id {query_id!r} must look like 'q-01'")
-        if query_id in seen:
-            raise _fail(where, f"duplicate query_id {query_id!r}")
-        seen.add(query_id)
-        where = f"{target.name}: {query_id}"
-        relevant = item["relevant"]
-        if not isinstance(relevant, list) or not all(
-            isinstance(r, str) and MEMORY_ID_PATTERN.fullmatch(r) for r in relevant
-        ):
+        query: LabelledQuery = _decode(LabelledQuery, item, where)
+        if not _QUERY_ID.fullmatch(query.query_id):
+            raise _fail(where, f"query_id {query.query_id!r} must look like 'q-01'")
+        if query.query_id in seen:
+            raise _fail(where, f"duplicate query_id {query.query_id!r}")
+        seen.add(query.query_id)
+        where = f"{target.name}: {query.query_id}"
+        for key in ("user_id", "note"):
+            _folded(getattr(query, key), key, where)
+        _timestamp(query.as_of, "as_of", where)
+        if not all(is_memory_id(r) for r in query.relevant):
             raise _fail(where, "relevant must be a list of memory ids")
-        if len(set(relevant)) != len(relevant):
+        if len(set(query.relevant)) != len(query.relevant):
             raise _fail(where, "relevant lists an id twice")
-        expect, teaches = item["expect"], item["teaches"]
-        if expect not in EXPECTATIONS:
-            raise _fail(where, f"expect {expect!r} is not one of {', '.join(EXPECTATIONS)}")
-        if teaches not in TEACHES:
-            raise _fail(where, f"teaches {teaches!r} is not one of {', '.join(TEACHES)}")
-        if expect != "miss" and not relevant:
-            raise _fail(where, f"expect {expect!r} needs at least one relevant id")
-        query = LabelledQuery(
-            query_id=query_id,
-            user_id=_text(item, "user_id", where),
-            text=_text(item, "text", where, folded=False),
-            as_of=_timestamp(_text(item, "as_of", where), "as_of", where),
-            relevant=tuple(relevant),
-            expect=expect,
-            teaches=teaches,
-            note=_text(item, "note", where),
-        )
+        if query.expect not in EXPECTATIONS:
+            raise _fail(where, f"expect {query.expect!r} is not one of {', '.join(EXPECTATIONS)}")
+        if query.teaches not in TEACHES:
+            raise _fail(where, f"teaches {query.teaches!r} is not one of {', '.join(TEACHES)}")
+        if query.expect != "miss" and not query.relevant:
+            raise _fail(where, f"expect {query.expect!r} needs at least one relevant id")
         if by_id is not None:
             scope = user_scope_for(query.user_id)
             for memory_id in query.relevant:
@@ -506,12 +420,7 @@ def build_store(
     non-empty file is refused. The same entries always give byte-identical files.
     """
     scope = user_scope_for(user_id)
-    entries = tuple(entries)
-    for position, entry in enumerate(entries):
-        if not isinstance(entry, CourseEntry):
-            raise RemoteMemoryValidationError(
-                f"entries[{position}] must be a CourseEntry, got {type(entry).__name__}"
-            )
+    entries = require_items(entries, CourseEntry, "entries")
     mine = [entry for entry in entries if entry.user_scope == scope]
     if not mine:
         known = ", ".join(dict.fromkeys(entry.user_id for entry in entries)) or "none"
@@ -585,32 +494,3 @@ def course_records(user_id: str = COURSE_USERS[0]) -> tuple[StoredMemory, ...]:
 def chapter_records() -> tuple[StoredMemory, ...]:
     """The chapter's teaching records as stored (cached)."""
     return _records("chapter", str(data_dir()), CHAPTER_USER)
-
-
-# -- labelled queries against a store ----------------------------------------------------
-
-
-def recall_labelled(
-    query: LabelledQuery, store: RemoteMemoryStore, *, limit: int = 5
-) -> RecallResult:
-    """Run a labelled query the way the labels were checked: its text, as_of and query_id."""
-    from .engine import RecallEngine  # local import: the engine is not needed to load data
-
-    if user_scope_for(query.user_id) != store.user_scope:
-        raise RemoteMemoryValidationError(
-            f"{query.query_id} belongs to {query.user_id!r}; the store is another user's"
-        )
-    return RecallEngine(store).recall(
-        query.text, limit=limit, as_of=query.as_of, query_id=query.query_id
-    )
-
-
-def label_outcome(relevant: Sequence[str], hit_ids: Sequence[str]) -> str:
-    """Where the first relevant id lands among ``hit_ids``: ``top1``, ``top5`` or ``miss``.
-
-    ``top1``: it is the first hit; ``top5``: it is another hit (a recall of limit 5);
-    ``miss``: it is not among the hits (always ``miss`` when ``relevant`` is empty).
-    """
-    if not relevant or relevant[0] not in hit_ids:
-        return "miss"
-    return "top1" if hit_ids[0] == relevant[0] else "top5"

@@ -1,54 +1,40 @@
 """The engine: sequences normalize -> candidate -> score -> stable rank for one store.
 
 ``RecallEngine.recall`` reads the store (never writes it) and returns a
-``RecallResult``. Two paths give identical results:
+``RecallResult``. It chooses one of two paths, which give identical results:
 
-* ``teaching``: ``store.read_all()`` then the stage functions, exactly as taught;
-* ``indexed`` (default): an inverted index kept in step with the file's tail
-  (``memorylib.index``), for stores of 100,000 records.
+* ``teaching``: ``store.read_all()`` then the stage functions (``pipeline``), exactly
+  as taught;
+* ``indexed`` (default): a store that answers recall itself (``store.indexed_recall``:
+  the database backends of ``memorylib.backends``, candidates from their terms
+  table) does; a JSONL store gets ``memorylib.fast.index``, an inverted index kept in
+  step with its file, for stores of 100,000 records. Any other store takes the
+  teaching path, and so does a scoring function of your own (``score=``), which no
+  index can know in advance.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ._checks import format_timestamp, parse_timestamp, type_name, utc_now
-from .candidates import build_recall_candidates
+from .checks import require
 from .errors import RemoteMemoryValidationError
+from .interface import MemoryStore
+from .pipeline import recall_pipeline
 from .query import normalize_recall_query
-from .ranking import stable_rank_recall_candidates
-from .records import RecallQuery, RecallResult, StoredMemory
-from .scoring import DEFAULT_POLICY, ScoringPolicy, require_policy
+from .ranking import ScoreFunction
+from .records import RecallResult
+from .scoring import DEFAULT_POLICY, ScoringPolicy
 from .store import RemoteMemoryStore
+from .timestamps import parse_timestamp, utc_now
 
-__all__ = ["NO_MATCHING_TERMS", "RecallEngine", "recall_pipeline"]
+if TYPE_CHECKING:
+    from .fast.index import RecallIndex
 
-NO_MATCHING_TERMS = "no_matching_terms"
+__all__ = ["RecallEngine", "Strategy"]
+
 Strategy = Literal["indexed", "teaching"]
-
-
-def recall_pipeline(
-    query: RecallQuery,
-    records: Iterable[StoredMemory],
-    *,
-    as_of: datetime | str,
-    policy: ScoringPolicy = DEFAULT_POLICY,
-) -> RecallResult:
-    """The taught path over records already in memory: candidate -> score -> rank."""
-    moment = parse_timestamp(as_of, "as_of")
-    candidate_set = build_recall_candidates(query, records)
-    hits = stable_rank_recall_candidates(query, candidate_set, as_of=moment, policy=policy)
-    return RecallResult(
-        query=query,
-        hits=hits,
-        searched_records=candidate_set.searched_records,
-        candidate_records=candidate_set.candidate_records,
-        empty_reason=None if hits else NO_MATCHING_TERMS,
-        retracted_records=candidate_set.retracted_records,
-        as_of=format_timestamp(moment),
-    )
 
 
 class RecallEngine:
@@ -56,23 +42,25 @@ class RecallEngine:
 
     def __init__(
         self,
-        store: RemoteMemoryStore,
+        store: MemoryStore,
         *,
         policy: ScoringPolicy = DEFAULT_POLICY,
         strategy: Strategy = "indexed",
+        score: ScoreFunction | None = None,
     ) -> None:
-        if not isinstance(store, RemoteMemoryStore):
-            raise RemoteMemoryValidationError(
-                f"store must be a RemoteMemoryStore, got {type_name(store)}"
-            )
+        self.store = require(store, MemoryStore, "store")
         if strategy not in ("indexed", "teaching"):
             raise RemoteMemoryValidationError(
                 f"strategy must be 'indexed' or 'teaching', got {strategy!r}"
             )
-        self.store = store
-        self.policy = require_policy(policy)
+        self.policy = require(policy, ScoringPolicy, "policy")
         self.strategy: Strategy = strategy
-        self._index = None
+        if score is not None and not callable(score):
+            raise RemoteMemoryValidationError(
+                f"score must be a scoring function, got {type(score).__name__}"
+            )
+        self.score = score
+        self._index: RecallIndex | None = None
 
     def __repr__(self) -> str:
         return f"RecallEngine({self.store!r}, strategy={self.strategy!r})"
@@ -91,19 +79,23 @@ class RecallEngine:
         ``as_of`` (default: now, UTC) is also the query's ``issued_at``; pass it and a
         ``query_id`` for reproducible results.
         """
-        moment = parse_timestamp(as_of, "as_of") if as_of is not None else utc_now()
-        used_policy = self.policy if policy is None else require_policy(policy)
+        moment = utc_now() if as_of is None else parse_timestamp(as_of, "as_of")
+        used = self.policy if policy is None else require(policy, ScoringPolicy, "policy")
         query = normalize_recall_query(
-            text,
-            user_scope=self.store.user_scope,
-            limit=limit,
-            query_id=query_id,
+            text, user_scope=self.store.user_scope, limit=limit, query_id=query_id,
             issued_at=moment,
-        )
-        if self.strategy == "teaching":
-            return recall_pipeline(query, self.store.read_all(), as_of=moment, policy=used_policy)
-        if self._index is None:
-            from .index import RecallIndex
+        )  # fmt: skip
+        if self.score is not None:
+            return recall_pipeline(
+                query, self.store.read_all(), as_of=moment, policy=used, score=self.score
+            )
+        indexed_recall = getattr(self.store, "indexed_recall", None)
+        if self.strategy == "indexed" and callable(indexed_recall):
+            return indexed_recall(query, as_of=moment, policy=used)
+        if self.strategy == "indexed" and isinstance(self.store, RemoteMemoryStore):
+            if self._index is None:
+                from .fast.index import RecallIndex  # numpy loads on the first indexed recall
 
-            self._index = RecallIndex(self.store)
-        return self._index.recall(query, as_of=moment, policy=used_policy)
+                self._index = RecallIndex(self.store)
+            return self._index.recall(query, as_of=moment, policy=used)
+        return recall_pipeline(query, self.store.read_all(), as_of=moment, policy=used)

@@ -7,7 +7,12 @@ field or the line at fault. Catch `RemoteMemoryError` to catch them all.
     ├── RemoteMemoryValidationError      bad input (a field, a query, a limit)
     │   └── RemoteMemoryDuplicateError   a memory_id that is already stored
     ├── RemoteMemoryScopeError           a record or store of another user
-    └── RemoteMemoryCorruptionError      a line on disk that does not parse
+    ├── RemoteMemoryCorruptionError      a line on disk that does not parse
+    └── RemoteMemoryUnavailableError     a database backend cannot be reached in time
+
+    UncommittedWriteWarning (a warning, not an error): the store file ends in a line
+    without its newline, a write a crash interrupted. Readers do not see it; the next
+    writer moves its bytes to the quarantine file.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ __all__ = [
     "RemoteMemoryDuplicateError",
     "RemoteMemoryError",
     "RemoteMemoryScopeError",
+    "RemoteMemoryUnavailableError",
     "RemoteMemoryValidationError",
+    "UncommittedWriteWarning",
 ]
 
 
@@ -39,3 +46,13 @@ class RemoteMemoryScopeError(RemoteMemoryError):
 
 class RemoteMemoryCorruptionError(RemoteMemoryError):
     """Stored data does not parse; the message names the line."""
+
+
+class RemoteMemoryUnavailableError(RemoteMemoryError):
+    """A database backend did not answer in time (server down, wrong address or
+    credentials, a statement past its timeout). Nothing is known to be written unless
+    the call returned; retrying an append with the same memory_id is safe."""
+
+
+class UncommittedWriteWarning(UserWarning):
+    """The store ends in an unterminated line: an interrupted write, invisible to readers."""

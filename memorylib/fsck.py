@@ -1,13 +1,15 @@
 """Check and repair a store file: ``python -m memorylib fsck PATH`` / ``repair PATH``.
 
-The store never skips a bad line: ``read_all`` raises on a torn tail (a write that a
-crash interrupted) or a malformed line, and ``append`` refuses to write after one.
-These two tools get a store readable again without losing a byte:
+A crash mid-write leaves an unterminated last line: an uncommitted write, which
+readers ignore and the next writer recovers by itself (see ``store``). Damage in the
+middle is different: the store never skips a bad committed line, ``read_all`` raises
+naming it and ``append`` refuses to write after it. These two tools report it and
+get the store working again without losing a byte:
 
 * ``check_store_file(path)`` reads the file and reports what it holds (lines,
-  records per kind, user scopes) and every problem, by line. It needs no user id and
-  changes nothing (it waits for the store's lock when one exists, so a write in
-  progress is not mistaken for a torn tail).
+  records per kind, user scopes, an uncommitted tail) and every problem, by line. It
+  needs no user id and changes nothing (it waits for the store's lock when one
+  exists, so a write in progress is not reported).
 * ``repair_store_file(path)`` takes the store's lock, copies every bad chunk (the torn
   tail, malformed or duplicate lines) into ``<store>.quarantine.jsonl`` beside the
   store, ``fsync``s it, and only then removes the chunks from the store: a torn tail
@@ -23,12 +25,8 @@ Each quarantine line is one JSON object: ``store``, ``line``, ``byte_offset``,
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import os
 import sys
-import uuid
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -37,16 +35,24 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TextIO
 
-import filelock
-
-from ._checks import format_timestamp, utc_now
 from .errors import (
     RemoteMemoryCorruptionError,
     RemoteMemoryError,
     RemoteMemoryScopeError,
     RemoteMemoryValidationError,
 )
-from .store import LOCK_TIMEOUT_SECONDS, RemoteMemoryStore, parse_line
+from .files import (
+    FileLock,
+    atomic_replace,
+    lock_path_for,
+    quarantine_entry,
+    quarantine_path_for,
+    read_quarantine,
+    truncate,
+    write_quarantine,
+)
+from .store import RemoteMemoryStore, parse_line
+from .timestamps import format_timestamp, utc_now
 
 __all__ = [
     "FsckReport",
@@ -68,7 +74,8 @@ class FsckReport:
     """What a store file holds and what is wrong with it. Nothing was changed.
 
     ``problems`` are ``(line, message)`` pairs in file order; line 0 means the whole
-    file. ``torn_tail_bytes`` counts bytes after the last newline (an interrupted write).
+    file. ``torn_tail_bytes`` counts bytes after the last newline: an uncommitted write
+    (a crashed writer), not a problem: readers ignore it and the next append recovers it.
     """
 
     path: str
@@ -83,7 +90,8 @@ class FsckReport:
 
     @property
     def healthy(self) -> bool:
-        return not self.problems and self.torn_tail_bytes == 0
+        """No damaged committed line (an uncommitted tail is not damage)."""
+        return not self.problems
 
 
 @dataclass(frozen=True)
@@ -201,14 +209,6 @@ def _report(path: Path, data: bytes, scan: _Scan, owner_uid: int | None) -> Fsck
                         f"record is {owner!r}: the file mixes user scopes",
                     )
                 )
-    if scan.tail:
-        problems.append(
-            (
-                len(scan.lines) + 1,
-                f"torn record: {len(scan.tail)} bytes with no newline at byte "
-                f"{scan.tail_offset} (a write was interrupted)",
-            )
-        )
     problems.sort(key=lambda p: p[0])
     kinds = Counter(e.kind for e in scan.lines if e.kind is not None)
     return FsckReport(
@@ -228,33 +228,19 @@ def _report(path: Path, data: bytes, scan: _Scan, owner_uid: int | None) -> Fsck
 
 
 def _store_path(path: object) -> Path:
-    if not isinstance(path, str | os.PathLike):
-        raise RemoteMemoryValidationError(
-            f"path must be a str or os.PathLike, got {type(path).__name__}"
-        )
-    return Path(path)
-
-
-def _lock_path(path: Path) -> Path:
-    # The store computes its lock path from the store path alone; the user id is unused.
-    return RemoteMemoryStore(path, user_id="fsck").lock_path
+    """The store's own path rules (a str or PathLike naming a file); the user is unused."""
+    return RemoteMemoryStore(path, user_id="fsck").path  # type: ignore[arg-type]
 
 
 @contextmanager
 def _store_lock(path: Path, *, create: bool) -> Iterator[None]:
     """The store's own lock. Without ``create``, only an existing lock file is used."""
-    lock_path = _lock_path(path)
+    lock_path = lock_path_for(path)
     if not create and not lock_path.exists():
         yield
         return
-    lock = filelock.FileLock(lock_path, mode=0o600, timeout=LOCK_TIMEOUT_SECONDS)
     try:
-        lock.acquire()
-    except filelock.Timeout:
-        raise RemoteMemoryError(
-            f"could not lock {lock_path.name} within {LOCK_TIMEOUT_SECONDS:.0f} s; "
-            "a writer holds it"
-        ) from None
+        lock = FileLock(lock_path).__enter__()
     except OSError:
         if create:
             raise
@@ -263,7 +249,7 @@ def _store_lock(path: Path, *, create: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        lock.release()
+        lock.__exit__(None, None, None)
 
 
 def _read(path: Path) -> tuple[bytes, os.stat_result]:
@@ -280,76 +266,12 @@ def _read(path: Path) -> tuple[bytes, os.stat_result]:
 def check_store_file(path: str | os.PathLike[str]) -> FsckReport:
     """Report on a store file without changing it (and without needing the user id)."""
     store_path = _store_path(path)
-    _lock_path(store_path)  # validates the path like the store does
     with _store_lock(store_path, create=False):
         data, st = _read(store_path)
     return _report(store_path, data, _scan(data), st.st_uid)
 
 
 # -- repairing --------------------------------------------------------------------------------
-
-
-def quarantine_path_for(path: str | os.PathLike[str]) -> Path:
-    store_path = Path(path)
-    return store_path.with_name(store_path.name + ".quarantine.jsonl")
-
-
-def _fsync_directory(directory: Path) -> None:
-    if hasattr(os, "O_DIRECTORY"):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _append_quarantine(target: Path, entries: list[dict[str, Any]]) -> None:
-    created = not target.exists()
-    payload = b"".join(
-        json.dumps(entry, ensure_ascii=True, sort_keys=True).encode("ascii") + b"\n"
-        for entry in entries
-    )
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
-    try:
-        _write_all(fd, payload)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    if created:
-        _fsync_directory(target.parent)
-
-
-def _truncate(path: Path, size: int) -> None:
-    fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
-    try:
-        os.ftruncate(fd, size)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _rewrite(path: Path, data: bytes) -> None:
-    temp = path.with_name(f"{path.name}.repair-{uuid.uuid4().hex[:12]}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    fd = os.open(temp, flags, 0o600)
-    try:
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    _fsync_directory(path.parent)
 
 
 def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
@@ -359,7 +281,6 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
     or belongs to another OS user, RemoteMemoryValidationError when there is no file.
     """
     store_path = _store_path(path)
-    _lock_path(store_path)
     quarantine = quarantine_path_for(store_path)
     with _store_lock(store_path, create=True):
         data, st = _read(store_path)
@@ -377,7 +298,7 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
                 "owner (nothing was changed): split the file by user_scope by hand"
             )
         bad = [e for e in scan.lines if e.problem is not None]
-        if not bad and not scan.tail:
+        if not bad and not scan.tail:  # nothing damaged, nothing uncommitted
             return RepairReport(
                 path=str(store_path),
                 quarantine_path=str(quarantine),
@@ -396,17 +317,11 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
         def keep(lineno: int, offset: int, chunk: bytes, reason: str) -> None:
             chunks.append(QuarantinedChunk(lineno, offset, len(chunk), reason))
             entries.append(
-                {
-                    "store": store_path.name,
-                    "line": lineno,
-                    "byte_offset": offset,
-                    "length": len(chunk),
-                    "reason": reason,
-                    "sha256": hashlib.sha256(chunk).hexdigest(),
-                    "bytes_b64": base64.b64encode(chunk).decode("ascii"),
-                    "quarantined_at": moment,
-                }
-            )
+                quarantine_entry(
+                    store_path, line=lineno, offset=offset, chunk=chunk, reason=reason,
+                    moment=moment,
+                )
+            )  # fmt: skip
 
         for entry in bad:
             keep(entry.lineno, entry.offset, entry.raw + b"\n", entry.problem or "bad line")
@@ -415,7 +330,8 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
                 len(scan.lines) + 1,
                 scan.tail_offset,
                 scan.tail,
-                f"torn record: {len(scan.tail)} bytes with no newline (an interrupted write)",
+                f"uncommitted write: {len(scan.tail)} bytes with no newline (an interrupted "
+                "write)",
             )
         good = b"".join(e.raw + b"\n" for e in scan.lines if e.problem is None)
         quarantined_bytes = sum(c.length for c in chunks)
@@ -423,12 +339,12 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
             raise RemoteMemoryCorruptionError(
                 f"repair of {store_path.name} would not account for every byte; nothing changed"
             )
-        _append_quarantine(quarantine, entries)
+        write_quarantine(store_path, entries)
         if bad:
-            _rewrite(store_path.resolve(), good)  # a symlinked store stays a symlink
+            atomic_replace(store_path.resolve(), good)  # a symlinked store stays a symlink
             method = "rewrite"
         else:
-            _truncate(store_path, scan.tail_offset)
+            truncate(store_path, scan.tail_offset)
             method = "truncate"
         after_data, after_st = _read(store_path)
         after = _report(store_path, after_data, _scan(after_data), after_st.st_uid)
@@ -449,26 +365,6 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
     )
 
 
-def read_quarantine(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The quarantine entries of a store (``path`` is the store), bytes decoded again."""
-    target = quarantine_path_for(path)
-    entries = []
-    try:
-        text = target.read_text(encoding="ascii")
-    except FileNotFoundError:
-        return []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        try:
-            entry = json.loads(line)
-            entry["bytes"] = base64.b64decode(entry["bytes_b64"], validate=True)
-        except (ValueError, KeyError, TypeError):
-            raise RemoteMemoryCorruptionError(
-                f"{target.name} line {lineno}: not a quarantine entry"
-            ) from None
-        entries.append(entry)
-    return entries
-
-
 # -- command line -----------------------------------------------------------------------------
 
 
@@ -479,7 +375,13 @@ def format_report(report: FsckReport) -> str:
         f"store file: {report.path} ({report.size_bytes} bytes)",
         f"lines: {report.lines} complete; records: {report.records} ({kinds})",
         f"user scopes: {scopes}",
-        f"torn tail: {report.torn_tail_bytes} bytes",
+        f"uncommitted tail: {report.torn_tail_bytes} bytes"
+        + (
+            " (a write a crash interrupted: readers ignore it; the next append moves it to "
+            "the quarantine file)"
+            if report.torn_tail_bytes
+            else ""
+        ),
     ]
     if report.healthy:
         out.append("status: healthy")
@@ -490,8 +392,9 @@ def format_report(report: FsckReport) -> str:
     if len(report.problems) > _SHOWN_PROBLEMS:
         out.append(f"  ... and {len(report.problems) - _SHOWN_PROBLEMS} more")
     out.append(
-        "status: PROBLEMS. `python -m memorylib repair PATH` moves bad lines to "
-        "PATH.quarantine.jsonl (every byte is kept)"
+        "status: PROBLEMS (damage in the middle: the store refuses to read or write). "
+        "`python -m memorylib repair PATH` moves bad lines to PATH.quarantine.jsonl "
+        "(every byte is kept)"
     )
     return "\n".join(out)
 

@@ -3,28 +3,27 @@
 Contract: sort by total DESC, lexical_coverage DESC, captured_at DESC, memory_id ASC;
 keep the first ``limit``; ranks start at 1; snippet = the record's summary. The last
 key is unique, so the order never depends on how the records were stored.
+Beyond the chapter: for the hybrid scorer the query's best BM25 is found first (it
+normalizes every candidate's), and a policy's ``min_evidence`` drops candidates below
+it before they are ranked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+import dataclasses
+from collections.abc import Callable, Iterable
+from datetime import datetime
 
-from ._checks import parse_timestamp, type_name
-from .candidates import CandidateSet
-from .errors import RemoteMemoryValidationError
+from .candidates import CandidateSet, CorpusStats
+from .checks import require, require_items
 from .records import RecallCandidate, RecallHit, RecallQuery, RecallScope, RecallScoreBreakdown
-from .scoring import DEFAULT_POLICY, ScoringPolicy, require_policy, score_recall_candidate
+from .scoring import DEFAULT_POLICY, ScoringPolicy, bm25_score, score_recall_candidate
+from .timestamps import epoch_micros, parse_timestamp
 
-__all__ = ["capture_micros", "hit_from", "rank_key", "stable_rank_recall_candidates"]
+__all__ = ["ScoreFunction", "hit_from", "rank_key", "stable_rank_recall_candidates"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-
-
-def capture_micros(captured_at: datetime) -> int:
-    """Exact integer microseconds since the epoch (floats would blur close times)."""
-    return (captured_at - _EPOCH) // _MICROSECOND
+# score_recall_candidate's signature: a student's own scorer plugs in here
+ScoreFunction = Callable[..., RecallScoreBreakdown]
 
 
 def rank_key(
@@ -34,7 +33,7 @@ def rank_key(
     return (
         -breakdown.total,
         -breakdown.lexical_coverage,
-        -capture_micros(candidate.captured_at),
+        -epoch_micros(candidate.captured_at),  # an exact int: floats would blur close times
         candidate.record.memory_id,
     )
 
@@ -58,25 +57,35 @@ def stable_rank_recall_candidates(
     *,
     as_of: datetime | str,
     policy: ScoringPolicy = DEFAULT_POLICY,
+    corpus: CorpusStats | None = None,
+    score: ScoreFunction = score_recall_candidate,
 ) -> tuple[RecallHit, ...]:
-    """Score every candidate, order by the explicit keys, keep ``query.limit``. Pure."""
-    if not isinstance(query, RecallQuery):
-        raise RemoteMemoryValidationError(f"query must be a RecallQuery, got {type_name(query)}")
+    """Score every candidate, order by the explicit keys, keep ``query.limit``. Pure.
+
+    ``corpus`` defaults to the CandidateSet's (the BM25 scorers need it); for hybrid its
+    ``best_bm25`` is found here unless it is already set. ``score`` is the scoring
+    function (called like ``score_recall_candidate``): yours, to compare with ours.
+    """
+    query = require(query, RecallQuery, "query")
     moment = parse_timestamp(as_of, "as_of")
-    policy = require_policy(policy)
+    policy = require(policy, ScoringPolicy, "policy")
     if isinstance(candidates, CandidateSet):
+        corpus = corpus or candidates.corpus
         candidates = candidates.candidates
-    if isinstance(candidates, str | bytes) or not isinstance(candidates, Iterable):
-        raise RemoteMemoryValidationError(
-            f"candidates must be an iterable of RecallCandidate, got {type_name(candidates)}"
-        )
+    items = require_items(candidates, RecallCandidate, "candidates")
+    if policy.scorer == "hybrid" and corpus is not None and corpus.best_bm25 is None:
+        best = max((bm25_score(c, corpus, policy) for c in items), default=0.0)
+        corpus = dataclasses.replace(corpus, best_bm25=best)
     scored = []
-    for position, candidate in enumerate(candidates):
-        if not isinstance(candidate, RecallCandidate):
-            raise RemoteMemoryValidationError(
-                f"candidates[{position}] must be a RecallCandidate, got {type_name(candidate)}"
+    for candidate in items:
+        breakdown = score(query, candidate, as_of=moment, policy=policy, corpus=corpus)
+        if not isinstance(breakdown, RecallScoreBreakdown):
+            raise TypeError(
+                f"the scoring function returned {type(breakdown).__name__}, "
+                "not a RecallScoreBreakdown"
             )
-        breakdown = score_recall_candidate(query, candidate, as_of=moment, policy=policy)
+        if policy.min_evidence and (breakdown.evidence or 0.0) < policy.min_evidence:
+            continue  # not enough of the query's rare terms: not a hit
         scored.append((rank_key(breakdown, candidate), candidate, breakdown))
     scored.sort(key=lambda item: item[0])
     return tuple(

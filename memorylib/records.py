@@ -3,21 +3,28 @@
 A ``StoredMemory`` is durable evidence with an owner (``user_scope``) and a
 ``MemorySource``. Everything else here (``RecallQuery`` ... ``RecallResult``) is a
 query-scoped view that lives for one recall and is never written back.
-Every type has ``to_dict()`` / ``from_dict()``; they round-trip exactly.
+Every type has ``to_dict()`` / ``from_dict()``; they round-trip exactly, and
+``from_dict`` of a malformed payload raises ``RemoteMemoryCorruptionError``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from ._checks import parse_timestamp
-from .errors import RemoteMemoryCorruptionError, RemoteMemoryValidationError
+from .decoding import Timestamp, decode_fields
+from .errors import RemoteMemoryCorruptionError
 
 __all__ = [
+    "DEFAULT_LEXICAL_WEIGHT",
+    "DEFAULT_RECENCY_WEIGHT",
+    "DEFAULT_RECENCY_WINDOW_DAYS",
+    "INSUFFICIENT_EVIDENCE",
+    "NO_MATCHING_TERMS",
     "SCHEMA_VERSION",
     "MemoryKind",
     "MemorySource",
@@ -31,93 +38,19 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+NO_MATCHING_TERMS = "no_matching_terms"  # RecallResult.empty_reason when nothing matched
+INSUFFICIENT_EVIDENCE = "insufficient_evidence"  # candidates, all below a policy's min_evidence
+# The chapter's scoring numbers (scoring.ScoringPolicy's defaults).
+DEFAULT_LEXICAL_WEIGHT = 0.85
+DEFAULT_RECENCY_WEIGHT = 0.15
+DEFAULT_RECENCY_WINDOW_DAYS = 30.0
+
 
 
 class MemoryKind(StrEnum):
     PROFILE = "profile"
     CONVERSATION = "conversation"
     RETRACTION = "retraction"  # beyond the chapter: an audit record that hides a target
-
-
-# -- small helpers for strict from_dict ------------------------------------------------
-
-
-def _mapping(payload: object, what: str) -> Mapping[str, Any]:
-    if not isinstance(payload, Mapping):
-        raise RemoteMemoryCorruptionError(
-            f"{what} must be a JSON object, got {type(payload).__name__}"
-        )
-    return payload
-
-
-def _keys(
-    payload: Mapping[str, Any],
-    what: str,
-    required: set[str],
-    optional: frozenset[str] = frozenset(),
-) -> None:
-    keys = set(payload)
-    missing = required - keys
-    if missing:
-        raise RemoteMemoryCorruptionError(f"{what} is missing {', '.join(sorted(missing))}")
-    extra = keys - required - optional
-    if extra:
-        raise RemoteMemoryCorruptionError(f"{what} has unknown field(s) {', '.join(sorted(extra))}")
-
-
-def _str(payload: Mapping[str, Any], key: str, what: str) -> str:
-    value = payload[key]
-    if not isinstance(value, str) or not value:
-        raise RemoteMemoryCorruptionError(f"{what}.{key} must be a non-empty string")
-    return value
-
-
-def _int(payload: Mapping[str, Any], key: str, what: str) -> int:
-    value = payload[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RemoteMemoryCorruptionError(f"{what}.{key} must be an integer")
-    return value
-
-
-def _float(payload: Mapping[str, Any], key: str, what: str) -> float:
-    value = payload[key]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RemoteMemoryCorruptionError(f"{what}.{key} must be a number")
-    return float(value)
-
-
-def _terms(payload: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
-    value = payload[key]
-    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
-        raise RemoteMemoryCorruptionError(f"{what}.{key} must be a list of strings")
-    return tuple(value)
-
-
-def _timestamp(payload: Mapping[str, Any], key: str, what: str) -> str:
-    value = _str(payload, key, what)
-    try:
-        parse_timestamp(value, f"{what}.{key}")
-    except RemoteMemoryValidationError as exc:
-        raise RemoteMemoryCorruptionError(str(exc)) from None
-    return value
-
-
-_from_isoformat = datetime.fromisoformat
-
-
-def _clean_utc_timestamp(value: object) -> bool:
-    """True for a str ending in ``Z`` that ``fromisoformat`` reads as-is.
-
-    Such a value always passes ``_timestamp`` (no whitespace to strip, UTC offset 0,
-    so the conversion to UTC cannot overflow); anything else takes the full checks.
-    """
-    if type(value) is not str or value[-1:] != "Z":
-        return False
-    try:
-        _from_isoformat(value)
-    except ValueError:
-        return False
-    return True
 
 
 # -- durable records --------------------------------------------------------------------
@@ -130,69 +63,14 @@ class MemorySource:
     source_id: str
     source_type: str
     title: str
-    captured_at: str
+    captured_at: Timestamp
 
     def to_dict(self) -> dict[str, str]:
-        return {
-            "source_id": self.source_id,
-            "source_type": self.source_type,
-            "title": self.title,
-            "captured_at": self.captured_at,
-        }
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, payload: object) -> MemorySource:
-        fast = _clean_source(payload) if cls is MemorySource else None
-        if fast is not None:
-            return fast
-        what = "source"
-        data = _mapping(payload, what)
-        _keys(data, what, {"source_id", "source_type", "title", "captured_at"})
-        return cls(
-            source_id=_str(data, "source_id", what),
-            source_type=_str(data, "source_type", what),
-            title=_str(data, "title", what),
-            captured_at=_timestamp(data, "captured_at", what),
-        )
-
-
-_MEMORY_KEYS = {
-    "memory_id",
-    "user_scope",
-    "kind",
-    "content",
-    "summary",
-    "source",
-    "stored_at",
-    "schema_version",
-}
-_MEMORY_OPTIONAL = frozenset({"retracts"})
-_SOURCE_KEYS = frozenset({"source_id", "source_type", "title", "captured_at"})
-_KIND_BY_VALUE = {kind.value: kind for kind in MemoryKind}
-
-
-def _clean_source(payload: object) -> MemorySource | None:
-    """The MemorySource of a payload that passes every check, else None (full checks run).
-
-    A fast path for reading 100,000 lines: same acceptance, same values, no messages.
-    """
-    if type(payload) is not dict or payload.keys() != _SOURCE_KEYS:
-        return None
-    source_id = payload["source_id"]
-    source_type = payload["source_type"]
-    title = payload["title"]
-    captured_at = payload["captured_at"]
-    if (
-        type(source_id) is str
-        and source_id
-        and type(source_type) is str
-        and source_type
-        and type(title) is str
-        and title
-        and _clean_utc_timestamp(captured_at)
-    ):
-        return checked_source(source_id, source_type, title, captured_at)
-    return None
+        return decode_fields(cls, payload, "source")
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +83,7 @@ class StoredMemory:
     content: str
     summary: str
     source: MemorySource
-    stored_at: str
+    stored_at: Timestamp
     schema_version: int = SCHEMA_VERSION
     retracts: str | None = None  # only on RETRACTION records: the memory_id it hides
 
@@ -227,129 +105,18 @@ class StoredMemory:
     @classmethod
     def from_dict(cls, payload: object) -> StoredMemory:
         """Parse a stored line; anything malformed raises RemoteMemoryCorruptionError."""
-        if type(payload) is dict and payload.keys() == _MEMORY_KEYS:  # fast path, see below
-            kind = payload["kind"]
-            kind = _KIND_BY_VALUE.get(kind) if type(kind) is str else None
-            version = payload["schema_version"]
-            memory_id = payload["memory_id"]
-            user_scope = payload["user_scope"]
-            content = payload["content"]
-            summary = payload["summary"]
-            stored_at = payload["stored_at"]
-            if (
-                kind is not None
-                and kind is not MemoryKind.RETRACTION
-                and type(version) is int
-                and version == SCHEMA_VERSION
-                and type(memory_id) is str
-                and memory_id
-                and type(user_scope) is str
-                and user_scope
-                and type(content) is str
-                and content
-                and type(summary) is str
-                and summary
-                and _clean_utc_timestamp(stored_at)
-            ):
-                source = _clean_source(payload["source"])
-                if source is not None:
-                    if cls is not StoredMemory:  # a subclass: let its own __init__ run
-                        return cls(memory_id, user_scope, kind, content, summary, source, stored_at)
-                    return checked_memory(
-                        memory_id, user_scope, kind, content, summary, source, stored_at
-                    )
-        # The fast path accepts only what the checks below accept, with the same values.
-        # Everything else comes here: faults (named in this order), and rarer valid
-        # shapes such as a non-dict mapping, a timestamp with an offset, a retraction.
-        what = "record"
-        data = _mapping(payload, what)
-        _keys(data, what, _MEMORY_KEYS, _MEMORY_OPTIONAL)
-        version = _int(data, "schema_version", what)
-        if version != SCHEMA_VERSION:
+        record = decode_fields(cls, payload, "record", optional=frozenset({"retracts"}))
+        if record.schema_version != SCHEMA_VERSION:
             raise RemoteMemoryCorruptionError(
-                f"record.schema_version {version} is not supported "
+                f"record.schema_version {record.schema_version} is not supported "
                 f"(this library reads {SCHEMA_VERSION})"
             )
-        try:
-            kind = MemoryKind(data["kind"])
-        except (ValueError, TypeError):
+        if (record.kind is MemoryKind.RETRACTION) != (record.retracts is not None):
             raise RemoteMemoryCorruptionError(
-                f"record.kind {data['kind']!r} is not a MemoryKind"
-            ) from None
-        retracts = data.get("retracts")
-        if kind is MemoryKind.RETRACTION:
-            if not isinstance(retracts, str) or not retracts:
-                raise RemoteMemoryCorruptionError(
-                    "record.retracts must name the retracted memory_id"
-                )
-        elif "retracts" in data:
-            raise RemoteMemoryCorruptionError(
-                "record.retracts is only allowed on retraction records"
+                "record.retracts must name the retracted memory_id on a retraction record, "
+                "and only there"
             )
-        return cls(
-            memory_id=_str(data, "memory_id", what),
-            user_scope=_str(data, "user_scope", what),
-            kind=kind,
-            content=_str(data, "content", what),
-            summary=_str(data, "summary", what),
-            source=MemorySource.from_dict(data["source"]),
-            stored_at=_timestamp(data, "stored_at", what),
-            schema_version=version,
-            retracts=retracts,
-        )
-
-
-# Building checked records quickly. A frozen dataclass's __init__ sets each field with
-# object.__setattr__; setting the slots directly gives an equal object in about half
-# the time, which counts when a store of 100,000 lines is read. Only for values that
-# already passed every check (the fast paths of from_dict and store.parse_line).
-
-_new_object = object.__new__
-assert MemorySource.__slots__ == ("source_id", "source_type", "title", "captured_at")
-assert StoredMemory.__slots__ == (
-    "memory_id", "user_scope", "kind", "content", "summary", "source", "stored_at",
-    "schema_version", "retracts",
-)  # fmt: skip
-_set_source_id, _set_source_type, _set_title, _set_captured_at = (
-    MemorySource.__dict__[name].__set__ for name in MemorySource.__slots__
-)
-(
-    _set_memory_id, _set_user_scope, _set_kind, _set_content, _set_summary, _set_source,
-    _set_stored_at, _set_schema_version, _set_retracts,
-) = (StoredMemory.__dict__[name].__set__ for name in StoredMemory.__slots__)  # fmt: skip
-
-
-def checked_source(source_id: str, source_type: str, title: str, captured_at: str) -> MemorySource:
-    """``MemorySource(...)`` for values that passed ``MemorySource.from_dict``'s checks."""
-    source = _new_object(MemorySource)
-    _set_source_id(source, source_id)
-    _set_source_type(source, source_type)
-    _set_title(source, title)
-    _set_captured_at(source, captured_at)
-    return source
-
-
-def checked_memory(
-    memory_id: str,
-    user_scope: str,
-    kind: MemoryKind,
-    content: str,
-    summary: str,
-    source: MemorySource,
-    stored_at: str,
-) -> StoredMemory:
-    """``StoredMemory(...)`` (schema 1, no ``retracts``) for values that passed the checks."""
-    record = _new_object(StoredMemory)
-    _set_memory_id(record, memory_id)
-    _set_user_scope(record, user_scope)
-    _set_kind(record, kind)
-    _set_content(record, content)
-    _set_summary(record, summary)
-    _set_source(record, source)
-    _set_stored_at(record, stored_at)
-    _set_schema_version(record, SCHEMA_VERSION)
-    _set_retracts(record, None)
-    return record
+        return record
 
 
 # -- query-scoped views -------------------------------------------------------------------
@@ -365,80 +132,59 @@ class RecallQuery:
     terms: tuple[str, ...]
     user_scope: str
     limit: int
-    issued_at: str
+    issued_at: Timestamp
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "query_id": self.query_id,
-            "text": self.text,
-            "normalized_text": self.normalized_text,
-            "terms": list(self.terms),
-            "user_scope": self.user_scope,
-            "limit": self.limit,
-            "issued_at": self.issued_at,
-        }
+        return {**dataclasses.asdict(self), "terms": list(self.terms)}
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallQuery:
-        what = "query"
-        data = _mapping(payload, what)
-        _keys(
-            data,
-            what,
-            {"query_id", "text", "normalized_text", "terms", "user_scope", "limit", "issued_at"},
-        )
-        return cls(
-            query_id=_str(data, "query_id", what),
-            text=_str(data, "text", what),
-            normalized_text=_str(data, "normalized_text", what),
-            terms=_terms(data, "terms", what),
-            user_scope=_str(data, "user_scope", what),
-            limit=_int(data, "limit", what),
-            issued_at=_timestamp(data, "issued_at", what),
-        )
+        return decode_fields(cls, payload, "query")
 
 
 @dataclass(frozen=True, slots=True)
 class RecallCandidate:
-    """A conversation record that shares a term with the query: no score, no rank yet."""
+    """A conversation record that shares a term with the query: no score, no rank yet.
+
+    Beyond the chapter, for the BM25 scorers: how often each matched term occurs in the
+    record (aligned with ``matched_terms``) and the record's length in terms.
+    """
 
     query_id: str
     record: StoredMemory
     searchable_terms: tuple[str, ...]
     matched_terms: tuple[str, ...]
     captured_at: datetime
+    term_frequencies: tuple[int, ...] = ()
+    length: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        payload = {
             "query_id": self.query_id,
             "record": self.record.to_dict(),
             "searchable_terms": list(self.searchable_terms),
             "matched_terms": list(self.matched_terms),
             "captured_at": self.record.source.captured_at,
         }
+        if self.term_frequencies or self.length:
+            payload["term_frequencies"] = list(self.term_frequencies)
+            payload["length"] = self.length
+        return payload
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallCandidate:
-        what = "candidate"
-        data = _mapping(payload, what)
-        _keys(
-            data, what, {"query_id", "record", "searchable_terms", "matched_terms", "captured_at"}
-        )
-        captured = _timestamp(data, "captured_at", what)
-        return cls(
-            query_id=_str(data, "query_id", what),
-            record=StoredMemory.from_dict(data["record"]),
-            searchable_terms=_terms(data, "searchable_terms", what),
-            matched_terms=_terms(data, "matched_terms", what),
-            captured_at=parse_timestamp(captured, "candidate.captured_at"),
-        )
+        return decode_fields(cls, payload, "candidate")
 
 
 @dataclass(frozen=True, slots=True)
 class RecallScoreBreakdown:
     """Why a candidate scored what it did. Floats are rounded to 6 places.
 
-    The last three fields (beyond the chapter) report the ScoringPolicy actually used.
+    Beyond the chapter: the weights and window actually used; and, for another scorer
+    than the chapter's ``coverage`` (see ``scoring``), its name, the lexical score it
+    weighted, the raw BM25, the idf-weighted ``evidence`` and its ``parameters``. The
+    contributions always add up to the total. A ``coverage`` breakdown serializes
+    exactly as the chapter's (the extra keys appear only when they say something).
     """
 
     matched_terms: tuple[str, ...]
@@ -448,12 +194,17 @@ class RecallScoreBreakdown:
     lexical_contribution: float
     recency_contribution: float
     total: float
-    lexical_weight: float = 0.85
-    recency_weight: float = 0.15
-    recency_window_days: float = 30.0
+    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+    recency_weight: float = DEFAULT_RECENCY_WEIGHT
+    recency_window_days: float = DEFAULT_RECENCY_WINDOW_DAYS
+    scorer: str = "coverage"
+    lexical_score: float | None = None
+    bm25: float | None = None
+    evidence: float | None = None
+    parameters: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        payload: dict[str, Any] = {
             "matched_terms": list(self.matched_terms),
             "query_term_count": self.query_term_count,
             "lexical_coverage": self.lexical_coverage,
@@ -466,40 +217,32 @@ class RecallScoreBreakdown:
             },
             "total": self.total,
         }
+        if self.scorer != "coverage" or self.evidence is not None or self.parameters:
+            payload["scorer"] = self.scorer
+            for key in ("lexical_score", "bm25", "evidence"):
+                if getattr(self, key) is not None:
+                    payload[key] = getattr(self, key)
+            payload["parameters"] = dict(self.parameters)
+        return payload
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallScoreBreakdown:
         what = "score_breakdown"
-        data = _mapping(payload, what)
-        _keys(
-            data,
-            what,
-            {
-                "matched_terms",
-                "query_term_count",
-                "lexical_coverage",
-                "recency",
-                "weights",
-                "recency_window_days",
-                "contributions",
-                "total",
-            },
-        )
-        weights = _mapping(data["weights"], f"{what}.weights")
-        _keys(weights, f"{what}.weights", {"lexical", "recency"})
-        contributions = _mapping(data["contributions"], f"{what}.contributions")
-        _keys(contributions, f"{what}.contributions", {"lexical", "recency"})
-        return cls(
-            matched_terms=_terms(data, "matched_terms", what),
-            query_term_count=_int(data, "query_term_count", what),
-            lexical_coverage=_float(data, "lexical_coverage", what),
-            recency=_float(data, "recency", what),
-            lexical_contribution=_float(contributions, "lexical", f"{what}.contributions"),
-            recency_contribution=_float(contributions, "recency", f"{what}.contributions"),
-            total=_float(data, "total", what),
-            lexical_weight=_float(weights, "lexical", f"{what}.weights"),
-            recency_weight=_float(weights, "recency", f"{what}.weights"),
-            recency_window_days=_float(data, "recency_window_days", what),
+        flat = dict(_mapping(payload, what))
+        for group, suffix in (("weights", "weight"), ("contributions", "contribution")):
+            parts = _mapping(flat.pop(group, None), f"{what}.{group}")
+            if set(parts) != {"lexical", "recency"}:
+                raise RemoteMemoryCorruptionError(f"{what}.{group} must hold lexical and recency")
+            flat.update({f"{name}_{suffix}": value for name, value in parts.items()})
+        parameters = _mapping(flat.pop("parameters", {}), f"{what}.parameters")
+        if not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in parameters.values()
+        ):
+            raise RemoteMemoryCorruptionError(f"{what}.parameters must map names to numbers")
+        optional = frozenset({"scorer", "lexical_score", "bm25", "evidence", "parameters"})
+        breakdown = decode_fields(cls, flat, what, optional=optional)
+        return dataclasses.replace(
+            breakdown, parameters=tuple((str(k), float(v)) for k, v in parameters.items())
         )
 
 
@@ -515,14 +258,7 @@ class RecallScope:
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallScope:
-        what = "scope"
-        data = _mapping(payload, what)
-        _keys(data, what, {"user_scope", "memory_kind"})
-        try:
-            kind = MemoryKind(data["memory_kind"])
-        except (ValueError, TypeError):
-            raise RemoteMemoryCorruptionError("scope.memory_kind is not a MemoryKind") from None
-        return cls(user_scope=_str(data, "user_scope", what), memory_kind=kind)
+        return decode_fields(cls, payload, "scope")
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,26 +302,12 @@ class RecallHit:
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallHit:
-        what = "hit"
-        data = _mapping(payload, what)
-        _keys(
-            data,
-            what,
-            {"query_id", "memory_id", "rank", "snippet", "scope", "provenance", "score_breakdown"},
-            frozenset({"source", "score"}),
-        )
-        hit = cls(
-            query_id=_str(data, "query_id", what),
-            memory_id=_str(data, "memory_id", what),
-            rank=_int(data, "rank", what),
-            snippet=_str(data, "snippet", what),
-            scope=RecallScope.from_dict(data["scope"]),
-            provenance=MemorySource.from_dict(data["provenance"]),
-            score_breakdown=RecallScoreBreakdown.from_dict(data["score_breakdown"]),
-        )
-        if "source" in data and MemorySource.from_dict(data["source"]) != hit.provenance:
+        data = dict(_mapping(payload, "hit"))
+        source, score = data.pop("source", None), data.pop("score", None)  # the aliases
+        hit = decode_fields(cls, data, "hit")
+        if source is not None and MemorySource.from_dict(source) != hit.provenance:
             raise RemoteMemoryCorruptionError("hit.source must equal hit.provenance")
-        if "score" in data and _float(data, "score", what) != hit.score:
+        if score is not None and score != hit.score:
             raise RemoteMemoryCorruptionError("hit.score must equal hit.score_breakdown.total")
         return hit
 
@@ -600,7 +322,7 @@ class RecallResult:
     candidate_records: int
     empty_reason: str | None
     retracted_records: int = 0  # beyond: conversation records hidden by a retraction
-    as_of: str | None = None  # beyond: the moment recency was measured against
+    as_of: Timestamp | None = None  # beyond: the moment recency was measured against
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -615,31 +337,12 @@ class RecallResult:
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallResult:
-        what = "result"
-        data = _mapping(payload, what)
-        _keys(
-            data,
-            what,
-            {"query", "hits", "searched_records", "candidate_records", "empty_reason"},
-            frozenset({"retracted_records", "as_of"}),
+        return decode_fields(cls, payload, "result")
+
+
+def _mapping(payload: object, what: str) -> Mapping[str, Any]:
+    if not isinstance(payload, Mapping):
+        raise RemoteMemoryCorruptionError(
+            f"{what} must be a JSON object, got {type(payload).__name__}"
         )
-        hits = data["hits"]
-        if not isinstance(hits, list | tuple):
-            raise RemoteMemoryCorruptionError("result.hits must be a list")
-        empty_reason = data["empty_reason"]
-        if empty_reason is not None and not isinstance(empty_reason, str):
-            raise RemoteMemoryCorruptionError("result.empty_reason must be a string or null")
-        as_of = data.get("as_of")
-        if as_of is not None:
-            as_of = _timestamp(data, "as_of", what)
-        return cls(
-            query=RecallQuery.from_dict(data["query"]),
-            hits=tuple(RecallHit.from_dict(h) for h in hits),
-            searched_records=_int(data, "searched_records", what),
-            candidate_records=_int(data, "candidate_records", what),
-            empty_reason=empty_reason,
-            retracted_records=_int(data, "retracted_records", what)
-            if "retracted_records" in data
-            else 0,
-            as_of=as_of,
-        )
+    return payload

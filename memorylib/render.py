@@ -9,82 +9,84 @@ Characters XML 1.0 cannot carry (the store never writes them) become U+FFFD.
 
 from __future__ import annotations
 
-from ._checks import XML_ILLEGAL, type_name
-from .errors import RemoteMemoryValidationError
-from .records import RecallResult, StoredMemory
+from xml.sax.saxutils import escape
+
+from .checks import XML_ILLEGAL, require
+from .records import RecallResult, RecallScoreBreakdown, StoredMemory
 
 __all__ = ["escape_xml", "render_profile_block", "render_recall_context"]
 
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
-_ATTR_ESCAPES = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        '"': "&quot;",
-        "'": "&apos;",
-        "\n": "&#10;",
-        "\r": "&#13;",
-        "\t": "&#9;",
-    }
-)
+# Beyond &, < and > (escaped by the standard library): a carriage return would be
+# normalized away by an XML parser, and in an attribute so would tab and newline.
+_TEXT_ENTITIES = {"\r": "&#13;"}
+_ATTRIBUTE_ENTITIES = {'"': "&quot;", "'": "&apos;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
 
 
 def escape_xml(value: object, *, attribute: bool = False) -> str:
     """Escape text for XML element content or a double-quoted attribute value."""
     text = XML_ILLEGAL.sub("\ufffd", str(value))
-    return text.translate(_ATTR_ESCAPES if attribute else _TEXT_ESCAPES)
+    return escape(text, _ATTRIBUTE_ENTITIES if attribute else _TEXT_ENTITIES)
 
 
-def _attrs(**values: object) -> str:
-    return " ".join(
-        f'{name}="{escape_xml(value, attribute=True)}"' for name, value in values.items()
+def _element(name: str, /, close: str = ">", **attributes: object) -> str:
+    values = " ".join(
+        f'{key}="{escape_xml(value, attribute=True)}"' for key, value in attributes.items()
     )
+    return f"<{name} {values}{close}"
+
+
+def _score_attributes(score: RecallScoreBreakdown) -> dict[str, str]:
+    """The chapter's five numbers; another scorer also names itself and its evidence."""
+    shown = {
+        "total": score.total,
+        "lexical_coverage": score.lexical_coverage,
+        "recency": score.recency,
+        "lexical_contribution": score.lexical_contribution,
+        "recency_contribution": score.recency_contribution,
+    }
+    if score.scorer != "coverage":
+        shown.update(bm25=score.bm25, evidence=score.evidence)
+    attributes = {name: f"{value:.6f}" for name, value in shown.items() if value is not None}
+    if score.scorer != "coverage":
+        attributes["scorer"] = score.scorer
+    return attributes
 
 
 def render_recall_context(result: RecallResult) -> str:
     """The prompt block for the selected hits, or ``""`` when there are none."""
-    if not isinstance(result, RecallResult):
-        raise RemoteMemoryValidationError(f"result must be a RecallResult, got {type_name(result)}")
+    result = require(result, RecallResult, "result")
     if not result.hits:
         return ""
     query = result.query
     lines = [
-        "<recalled_context "
-        + _attrs(
+        _element(
+            "recalled_context",
             query_id=query.query_id,
             normalized_query=query.normalized_text,
             user_scope=query.user_scope,
         )
-        + ">"
     ]
     for hit in result.hits:
-        b = hit.score_breakdown
+        score = hit.score_breakdown
+        source = hit.provenance
         lines += [
-            "  <hit "
-            + _attrs(
+            "  "
+            + _element(
+                "hit",
                 rank=hit.rank,
                 memory_id=hit.memory_id,
                 user_scope=hit.scope.user_scope,
                 memory_kind=hit.scope.memory_kind.value,
-            )
-            + ">",
-            "    <score "
-            + _attrs(
-                total=f"{b.total:.6f}",
-                lexical_coverage=f"{b.lexical_coverage:.6f}",
-                recency=f"{b.recency:.6f}",
-                lexical_contribution=f"{b.lexical_contribution:.6f}",
-                recency_contribution=f"{b.recency_contribution:.6f}",
-            )
-            + "/>",
-            "    <provenance "
-            + _attrs(
-                source_id=hit.provenance.source_id,
-                source_type=hit.provenance.source_type,
-                captured_at=hit.provenance.captured_at,
-            )
-            + "/>",
+            ),
+            "    " + _element("score", close="/>", **_score_attributes(score)),
+            "    "
+            + _element(
+                "provenance",
+                close="/>",
+                source_id=source.source_id,
+                source_type=source.source_type,
+                captured_at=source.captured_at,
+            ),
             f"    <snippet>{escape_xml(hit.snippet)}</snippet>",
             "  </hit>",
         ]
@@ -96,13 +98,11 @@ def render_profile_block(profile: StoredMemory | None) -> str:
     """``<remote_profile memory_id source_id captured_at>`` with escaped content, or ""."""
     if profile is None:
         return ""
-    if not isinstance(profile, StoredMemory):
-        raise RemoteMemoryValidationError(
-            f"profile must be a StoredMemory, got {type_name(profile)}"
-        )
-    head = _attrs(
+    profile = require(profile, StoredMemory, "profile")
+    head = _element(
+        "remote_profile",
         memory_id=profile.memory_id,
         source_id=profile.source.source_id,
         captured_at=profile.source.captured_at,
     )
-    return f"<remote_profile {head}>\n{escape_xml(profile.content)}\n</remote_profile>"
+    return f"{head}\n{escape_xml(profile.content)}\n</remote_profile>"

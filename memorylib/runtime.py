@@ -21,6 +21,7 @@ from typing import Any
 
 from .engine import RecallEngine
 from .errors import RemoteMemoryError
+from .interface import user_scope_for
 from .seed import seed_teaching_store
 from .store import RemoteMemoryStore
 
@@ -62,8 +63,8 @@ def default_runtime() -> Runtime:
         if _runtime is None:
             home = runtime_home()
             user_id = os.environ.get("WORKBUDDY_USER_ID") or "local-user"
-            probe = RemoteMemoryStore(home / "probe.jsonl", user_id=user_id)
-            store = RemoteMemoryStore(home / f"memories-{probe.user_scope}.jsonl", user_id=user_id)
+            scope = user_scope_for(user_id)
+            store = RemoteMemoryStore(home / f"memories-{scope}.jsonl", user_id=user_id)
             seed_teaching_store(store)
             _runtime = Runtime(home=home, store=store, engine=RecallEngine(store))
         return _runtime

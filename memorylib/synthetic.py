@@ -21,19 +21,16 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ._checks import require_text
+from .interface import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS
 from .records import MemoryKind, MemorySource
-from .store import (
-    MAX_CONTENT_CHARS,
-    MAX_SUMMARY_CHARS,
-    RemoteMemoryStore,
-    encode_line,
-)
+from .store import RemoteMemoryStore
 
 __all__ = [
+    "SHAPES",
     "SYNTHETIC_END",
     "synthetic_entries",
     "synthetic_queries",
@@ -99,6 +96,8 @@ _CHINESE_CHARS = (
 )
 
 _CONNECTORS_ZH = "，"
+_LATIN = re.compile(r"[A-Za-z]+")
+_HAN_CHARS = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _zipf_cumulative(size: int) -> list[float]:
@@ -182,8 +181,20 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def synthetic_entries(n: int, *, seed: int = 0) -> list[dict[str, Any]]:
+SHAPES = ("short", "long")
+
+
+def _word_count(text: str) -> int:
+    """English words plus Chinese words (about two characters each)."""
+    return len(_LATIN.findall(text)) + len(_HAN_CHARS.findall(text)) // 2
+
+
+def synthetic_entries(n: int, *, seed: int = 0, shape: str = "short") -> list[dict[str, Any]]:
     """``n`` keyword-argument dicts for ``store.append(**entry)``; deterministic for ``seed``.
+
+    ``shape="short"``: 1-4 sentences of one style (English, Chinese or mixed).
+    ``shape="long"``: 50-150 words per record, sentences of every style mixed in one
+    record, so the commonest terms ("the", "memory", 记忆 ...) are in most records.
 
     Record ``i`` has memory_id ``conversation-{i:07d}`` (``profile-{i:07d}`` for the
     occasional PROFILE snapshot). About 45% are English, 30% Chinese and 25% mixed.
@@ -193,8 +204,10 @@ def synthetic_entries(n: int, *, seed: int = 0) -> list[dict[str, Any]]:
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")
+    if shape not in SHAPES:
+        raise ValueError(f"shape must be one of {SHAPES}, got {shape!r}")
     vocab = _vocabulary(seed)
-    rng = random.Random(f"memorylib-entries-{seed}")
+    rng = random.Random(f"memorylib-entries-{seed}" + ("" if shape == "short" else f"-{shape}"))
     start = SYNTHETIC_END - timedelta(seconds=_SPAN_SECONDS)
     entries: list[dict[str, Any]] = []
     times: list[datetime] = []
@@ -216,8 +229,16 @@ def synthetic_entries(n: int, *, seed: int = 0) -> list[dict[str, Any]]:
             if style < 0.75
             else vocab.mixed_sentence
         )
-        sentences = [make(rng) for _ in range(rng.randint(1, 4))]
-        separator = "" if make is vocab.chinese_sentence else " "
+        if shape == "long":
+            target, sentences, words = rng.randint(50, 150), [], 0
+            makers = (vocab.english_sentence, vocab.chinese_sentence, vocab.mixed_sentence)
+            while words < target:
+                sentences.append(rng.choice(makers)(rng))
+                words += _word_count(sentences[-1])
+            separator = " "
+        else:
+            sentences = [make(rng) for _ in range(rng.randint(1, 4))]
+            separator = "" if make is vocab.chinese_sentence else " "
         content = separator.join(sentences)[:MAX_CONTENT_CHARS]
         summary = sentences[0][:MAX_SUMMARY_CHARS]
         title_words = (
@@ -253,48 +274,22 @@ def write_synthetic_store(
     seed: int = 0,
     user_id: str = "local-user",
     bulk: bool = False,
+    shape: str = "short",
 ) -> RemoteMemoryStore:
     """A store at ``path`` holding ``synthetic_entries(n, seed=seed)``.
 
     Default: every entry goes through ``store.append`` one by one (validation, lock,
     duplicate check, one ``O_APPEND`` write, ``fsync``), the path a real writer takes.
-
-    ``bulk=True`` builds each record exactly as ``append`` would (same validation,
-    same whitespace folding, same line encoding) but writes all lines with one
-    buffered write and one fsync. It bypasses the store's lock and duplicate check,
-    so it refuses a non-empty file and must only be used to build benchmark and test
-    fixtures that nothing else is writing to.
+    ``bulk=True`` writes them with ``store.append_many``: the same validation and
+    duplicate rules, one lock, one write and one ``fsync`` for the whole batch.
     """
     store = RemoteMemoryStore(path, user_id=user_id)
-    entries = synthetic_entries(n, seed=seed)
-    if not bulk:
+    entries = synthetic_entries(n, seed=seed, shape=shape)
+    if bulk:
+        store.append_many(entries)
+    else:
         for entry in entries:
             store.append(**entry)
-        return store
-    if store.path.exists() and store.path.stat().st_size:
-        raise FileExistsError(f"{store.path} is not empty; bulk writes only create new stores")
-    store.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lines = []
-    for entry in entries:
-        record = store._new_record(  # the record append() would build
-            kind=MemoryKind(entry["kind"]),
-            content=require_text(entry["content"], "content", max_chars=MAX_CONTENT_CHARS),
-            summary=require_text(entry["summary"], "summary", max_chars=MAX_SUMMARY_CHARS),
-            source=entry["source"],
-            memory_id=entry["memory_id"],
-            stored_at=entry["stored_at"],
-        )
-        lines.append(encode_line(record))
-    fd = os.open(
-        store.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600
-    )
-    try:
-        with os.fdopen(fd, "wb", closefd=False) as handle:
-            handle.write(b"".join(lines))
-            handle.flush()
-        os.fsync(fd)
-    finally:
-        os.close(fd)
     return store
 
 

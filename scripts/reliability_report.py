@@ -57,8 +57,20 @@ def summary(data: dict) -> dict[str, int]:
         "known contract bugs found (strict xfail)": _get(data, "bad_input", "cases")
         - _get(data, "bad_input", "typed_errors"),
         "fuzzed append->recall->render examples": _get(data, "bad_input", "fuzz_examples"),
+        "PostgreSQL crashes (pg_ctl stop -m immediate) under writers": _get(
+            data, "postgres_restart", "immediate_stops"
+        ),
+        "PostgreSQL appends acknowledged across those crashes": _get(
+            data, "postgres_restart", "acknowledged"
+        ),
+        "hostile SQL statements from a scope-bound role": _get(
+            data, "postgres_rls", "hostile_statements"
+        ),
+        "rows of another scope leaked": _get(data, "postgres_rls", "rows_leaked"),
+        "migrations killed with SIGKILL, then resumed": _get(data, "migrate", "kills"),
         "records lost": _get(data, "concurrency", "records_lost")
-        + _get(data, "crash", "acknowledged_records_lost"),
+        + _get(data, "crash", "acknowledged_records_lost")
+        + _get(data, "postgres_restart", "records_lost"),
     }
 
 

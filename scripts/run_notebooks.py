@@ -1,11 +1,15 @@
 """Re-execute every course notebook top to bottom on a fresh kernel, then tidy it.
 
     .venv/bin/python scripts/run_notebooks.py            # all notebooks
-    .venv/bin/python scripts/run_notebooks.py 04 05      # those whose name starts so
+    .venv/bin/python scripts/run_notebooks.py 04 07b     # those whose name starts so
 
 Tidying removes what changes run to run but teaches nothing: widget state
 (``metadata.widgets``), per-cell execution timing, the Python patch version. The
 kernelspec is kept. Prints each notebook's run time.
+
+The kernel imports the ``memorylib`` of THIS checkout (``PYTHONPATH`` is set to it): the
+kernel's working directory is ``notebooks/``, where an editable install made from another
+checkout (a git worktree's main one, say) would otherwise win.
 """
 
 from __future__ import annotations
@@ -54,7 +58,10 @@ def run(path: Path, timeout: int = 120) -> float:
 
 
 def main(prefixes: list[str]) -> int:
-    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
+    )
+    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07b_retraction too
     if prefixes:
         paths = [p for p in paths if any(p.name.startswith(x) for x in prefixes)]
     if not paths:

@@ -55,3 +55,30 @@ def add(
         source=source(memory_id, captured_at),
         stored_at="2026-08-02T00:00:00Z",
     )
+
+
+def outcome(call):
+    """("ok", value) or (exception type, message): what differential tests compare."""
+    try:
+        return ("ok", call())
+    except Exception as exc:
+        return (type(exc), str(exc))
+
+
+# The backends (JSONL, SQLite, PostgreSQL) as fixtures, the real PostgreSQL server
+# behind them, and the "PostgreSQL suite: ..." line of pytest's summary.
+from .backends_support import (  # noqa: E402
+    backend,
+    postgres_server,
+    pytest_collection_modifyitems,
+    pytest_runtest_logreport,
+    pytest_terminal_summary,
+)
+
+__all__ = [
+    "backend",
+    "postgres_server",
+    "pytest_collection_modifyitems",
+    "pytest_runtest_logreport",
+    "pytest_terminal_summary",
+]

@@ -107,7 +107,8 @@ XML_ILLEGAL: tuple[str, ...] = (
 
 CORPUS: tuple[str, ...] = XML_BREAKOUTS + QUOTES + MARKUP + INJECTIONS + UNICODE_LEGAL + XML_ILLEGAL
 
-# memory_id must match [A-Za-z0-9][A-Za-z0-9._:@-]{0,127}: every one of these is rejected.
+# memory_id: 1-128 letters, marks and digits of any script plus . _ : @ -, starting with a
+# letter or digit (memorylib.checks.is_memory_id): every one of these is rejected.
 HOSTILE_IDS: tuple[str, ...] = (
     "",
     " ",
@@ -119,9 +120,11 @@ HOSTILE_IDS: tuple[str, ...] = (
     "a" * 129,
     "ok\n",
     "ok\x00",
-    "é",
-    "１２３",  # fullwidth digits
     "a/../b",
+    "\u0301x",  # starts with a combining mark
+    "zero\u200bwidth",  # a format character, invisible
+    "tab\tid",
+    "会话 003",  # whitespace, even between CJK
     "id\u202e",
     "\ud800",
     "<system>",
@@ -129,7 +132,16 @@ HOSTILE_IDS: tuple[str, ...] = (
 )
 
 # Edge ids that ARE valid.
-EDGE_IDS: tuple[str, ...] = ("a" * 128, "A.b_c:d@e-f", "0", "x:y@z.example-1")
+EDGE_IDS: tuple[str, ...] = (
+    "a" * 128,
+    "A.b_c:d@e-f",
+    "0",
+    "x:y@z.example-1",
+    "会话-003",  # letters and digits of every script
+    "é",
+    "１２３",  # fullwidth digits are digits
+    "क\u093f-1",  # a combining mark after a letter
+)
 
 FIELD_LIMITS: dict[str, int] = {
     "content": 20_000,

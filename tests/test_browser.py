@@ -2,8 +2,9 @@
 
 Each test serves a CLEARED copy of notebook 08 from a temporary directory, drives the
 widgets the way a student does (type a query, move the limit slider with the keyboard,
-pick another user) and, after every step, checks that the hits table shows exactly the
-memory ids that ``playground_view`` computes for the same state in this process.
+pick another user, then the bm25 scorer) and, after every step, checks that the hits
+table shows exactly the memory ids that ``playground_view`` computes for the same state
+in this process.
 Screenshots go to ``artifacts/screenshots/``; step latencies (input to redrawn table, as
 the browser sees it) to ``artifacts/browser_timings.json``.
 """
@@ -89,11 +90,11 @@ def shown_ids(page) -> list[str]:
     return [text.strip() for text in cells.all_text_contents()]
 
 
-def wait_for_table(page, *, query: str, limit: int, user: str) -> float:
+def wait_for_table(page, *, query: str, limit: int, user: str, scorer: str = "coverage") -> float:
     """Wait until the hits table shows exactly this state; return when it did."""
     selector = (
         f'table.playground-hits[data-query="{query}"][data-limit="{limit}"]'
-        f'[data-user-scope="{user_scope_for(user)}"]'
+        f'[data-user-scope="{user_scope_for(user)}"][data-scorer="{scorer}"]'
     )
     page.wait_for_selector(selector, state="attached", timeout=STEP_TIMEOUT_MS)
     return time.perf_counter()
@@ -108,7 +109,7 @@ def shoot(page, name: str) -> Path:
 
 
 def drive_playground(page, name: str, expected, timings) -> None:
-    """Type, slide, switch user; after each step the table must match memorylib."""
+    """Type, slide, switch user and scorer; after each step the table must match memorylib."""
     mei = COURSE_USERS[0]
     wait_for_table(page, query=DEFAULT_STATE.query, limit=5, user=mei)
     assert shown_ids(page) == expected()
@@ -149,6 +150,16 @@ def drive_playground(page, name: str, expected, timings) -> None:
     assert shown_ids(page) == expected(query=TYPED, limit=2, user=OMAR)
     assert all(i.startswith("omar-") for i in shown_ids(page))
     shoot(page, f"{name}-3-user")
+
+    start = time.perf_counter()
+    page.locator(".playground-scorer select").select_option(label="bm25")
+    steps["scorer -> bm25 (select -> table)"] = (
+        wait_for_table(page, query=TYPED, limit=2, user=OMAR, scorer="bm25") - start
+    )
+    # picking a scorer loads its weights: BM25 alone is lexical 1.0, recency 0.0
+    bm25 = {"scorer": "bm25", "lexical_weight": 1.0, "recency_weight": 0.0}
+    assert shown_ids(page) == expected(query=TYPED, limit=2, user=OMAR, **bm25)
+    shoot(page, f"{name}-4-scorer")
 
     page.locator(".playground-query input[type='text']").fill("!!!")
     page.wait_for_selector('.playground-error[data-query="!!!"]', timeout=STEP_TIMEOUT_MS)

@@ -176,7 +176,7 @@ def test_strategy_frame_taught_and_indexed_agree(tmp_path: Path) -> None:
 def test_checker_accepts_the_reference_solution(mei: tuple) -> None:
     records, scope = mei
     answer = runpy.run_path(str(SOLUTION))["quiet_query"]
-    verdict = check_quiet_query(answer, records, user_scope=scope, as_of=COURSE_AS_OF)
+    verdict = str(check_quiet_query(answer, records, user_scope=scope, as_of=COURSE_AS_OF))
     assert verdict.startswith("✅")
 
 
@@ -192,13 +192,14 @@ def test_checker_accepts_the_reference_solution(mei: tuple) -> None:
 )
 def test_checker_rejects_wrong_answers(mei: tuple, answer: object, hint: str) -> None:
     records, scope = mei
-    verdict = check_quiet_query(answer, records, user_scope=scope, as_of=COURSE_AS_OF)
+    verdict = str(check_quiet_query(answer, records, user_scope=scope, as_of=COURSE_AS_OF))
     assert verdict.startswith("❌") and hint in verdict
 
 
 def test_checker_placeholder(mei: tuple) -> None:
     records, scope = mei
-    assert check_quiet_query(..., records, user_scope=scope, as_of=COURSE_AS_OF).startswith("⏳")
+    verdict = check_quiet_query(..., records, user_scope=scope, as_of=COURSE_AS_OF)
+    assert str(verdict).startswith("⏳")
 
 
 def test_widget(mei: tuple) -> None:

@@ -356,7 +356,7 @@ def load_solution() -> Any:
 
 def test_the_checker_accepts_the_reference_solution(engine) -> None:
     answer = load_solution().my_query
-    assert live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF).startswith("✅")
+    assert live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF).is_right
 
 
 @pytest.mark.parametrize(
@@ -371,5 +371,5 @@ def test_the_checker_accepts_the_reference_solution(engine) -> None:
     ],
 )
 def test_the_checker_rejects_wrong_answers_with_a_hint(engine, answer, mark, hint) -> None:
-    verdict = live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF)
+    verdict = str(live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF))
     assert verdict.startswith(mark) and hint in verdict

@@ -105,7 +105,7 @@ def test_term_count_frame_and_chart() -> None:
 
 def test_checker_accepts_the_reference_solution() -> None:
     answer = runpy.run_path(str(SOLUTION))["predicted_terms"]
-    assert check_predicted_terms(answer).startswith("✅")
+    assert str(check_predicted_terms(answer)).startswith("✅")
     assert answer == extract_terms(normalize_text(EXERCISE_TEXT))
 
 
@@ -120,15 +120,15 @@ def test_checker_accepts_the_reference_solution() -> None:
     ],
 )
 def test_checker_rejects_wrong_answers_with_a_hint(answer: tuple[str, ...], hint: str) -> None:
-    verdict = check_predicted_terms(answer)
+    verdict = str(check_predicted_terms(answer))
     assert verdict.startswith("❌")
     assert hint in verdict
 
 
 def test_checker_placeholder_and_wrong_types() -> None:
-    assert check_predicted_terms(...).startswith("⏳")
-    assert check_predicted_terms("sqlite wal").startswith("❌")
-    assert check_predicted_terms((1, 2)).startswith("❌")
+    assert str(check_predicted_terms(...)).startswith("⏳")
+    assert str(check_predicted_terms("sqlite wal")).startswith("❌")
+    assert str(check_predicted_terms((1, 2))).startswith("❌")
 
 
 def test_widget_updates_from_the_view() -> None:

@@ -1,9 +1,11 @@
-"""Notebook 08's playground: the pure view model, its HTML / SVG / figure, the widget wiring."""
+"""Notebook 08's playground: the pure view model, its HTML and SVG, the widget wiring."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from datetime import date
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memorylib import RecallEngine, render_recall_context, user_scope_for
+from memorylib import RecallEngine, ScoringPolicy, render_recall_context, user_scope_for
 from memorylib.datasets import (
     CHAPTER_USER,
     COURSE_AS_OF,
@@ -192,7 +194,7 @@ def test_the_catalog_builds_each_store_once_on_first_use(tmp_path) -> None:
         catalog.engine("nope", MEI)
 
 
-# -- HTML, SVG and the figure ---------------------------------------------------------------
+# -- HTML and the SVG chart ------------------------------------------------------------------
 
 
 def test_the_hits_table_has_a_stable_selectable_shape(catalog) -> None:
@@ -241,17 +243,24 @@ def test_the_svg_chart_draws_one_stacked_bar_per_hit(catalog) -> None:
     assert "query rejected" in ET.tostring(ET.fromstring(rejected), encoding="unicode")
 
 
-def test_the_figure_is_built_without_pyplot(catalog) -> None:
-    import matplotlib.pyplot as plt
+def test_the_svg_chart_is_the_same_string_every_run(catalog) -> None:
+    # the static cell of notebook 08 shows this SVG, and nbval compares it byte for byte
+    view = playground_view(DEFAULT_STATE, catalog)
+    assert pg.playground_svg(view) == pg.playground_svg(playground_view(DEFAULT_STATE, catalog))
+    typed = replace(DEFAULT_STATE, query='<b>cache</b> recall "x"')
+    markup = pg.playground_svg(playground_view(typed, catalog))
+    assert "<b>" not in markup
+    ET.fromstring(markup)  # well-formed: nothing the student types becomes markup
 
-    open_before = plt.get_fignums()
-    fig = pg.playground_figure(playground_view(DEFAULT_STATE, catalog))
-    _, score_ax = fig.axes
-    assert [t.get_text() for t in score_ax.get_yticklabels()][-1] == "#1 mei-conv-064"
-    assert len(score_ax.patches) == 10  # five hits x (lexical, recency)
-    assert plt.get_fignums() == open_before
-    empty = pg.playground_figure(playground_view(replace(DEFAULT_STATE, query="!!"), catalog))
-    assert not empty.axes[1].axison
+
+def test_the_playground_draws_no_matplotlib_figure() -> None:
+    # one chart implementation, the SVG string: the playground does not even load matplotlib
+    code = "import sys, memorylib.notebook.playground; print('matplotlib' in sys.modules)"
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=root)
+    assert out.stdout.strip() == "False"
+    assert not hasattr(pg, "playground_figure")
 
 
 def test_the_summary_and_context_html(catalog) -> None:
@@ -300,12 +309,13 @@ def test_switching_dataset_resets_clock_and_user_in_one_refresh(app) -> None:
     assert app.state.as_of == CHAPTER.as_of and app.state.dataset == "chapter"
 
 
-def test_a_rejected_query_and_a_bug_both_show_a_message(app, monkeypatch) -> None:
+def test_a_rejected_query_and_a_bug_both_show_a_message(app, catalog) -> None:
     app.query.value = "!!!"
     assert "playground-error" in app.table.value and "Traceback" not in app.table.value
-    monkeypatch.setattr(pg, "playground_view", lambda *a: 1 / 0)
-    app.query.value = "cache"
-    assert "Internal error — ZeroDivisionError" in app.table.value
+    broken = pg.PlaygroundApp(catalog, view=lambda *a: 1 / 0)
+    assert "Internal error — ZeroDivisionError" in broken.table.value
+    broken.query.value = "cache"
+    assert "Internal error — ZeroDivisionError" in broken.table.value
 
 
 def test_set_applies_several_changes_in_one_refresh(app) -> None:
@@ -332,7 +342,7 @@ def test_the_checker_accepts_the_reference_solution(catalog) -> None:
     spec = importlib.util.spec_from_file_location("solution_08", SOLUTION)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert pg.check_isolation_query(module.my_isolation_query, catalog).startswith("✅")
+    assert pg.check_isolation_query(module.my_isolation_query, catalog).is_right
 
 
 @pytest.mark.parametrize(
@@ -346,5 +356,92 @@ def test_the_checker_accepts_the_reference_solution(catalog) -> None:
     ],
 )
 def test_the_checker_rejects_wrong_answers_with_a_hint(catalog, answer, start, hint) -> None:
-    verdict = pg.check_isolation_query(answer, catalog)
+    verdict = str(pg.check_isolation_query(answer, catalog))
     assert verdict.startswith(start) and hint in verdict
+
+
+# -- the scorer selector (notebook 10) -----------------------------------------------------------
+
+
+def _solution_10():
+    path = SOLUTION.parent / "10_beyond_the_teaching_ranker.py"
+    spec = importlib.util.spec_from_file_location("solution_10", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.my_score
+
+
+def test_each_scorer_ranks_with_its_policy_and_shows_its_lexical_part(catalog) -> None:
+    coverage = playground_view(DEFAULT_STATE, catalog)
+    assert DEFAULT_STATE.scorer == "coverage"
+    assert list(coverage.hits["lexical_score"]) == list(coverage.hits["lexical_coverage"])
+    lexical, recency = pg.SCORER_PRESETS["bm25"]
+    bm25 = playground_view(
+        replace(DEFAULT_STATE, scorer="bm25", lexical_weight=lexical, recency_weight=recency),
+        catalog,
+    )
+    engine = catalog.engine("course", MEI)
+    direct = engine.recall(
+        DEFAULT_STATE.query,
+        limit=5,
+        as_of=COURSE_AS_OF,
+        query_id=DEFAULT_STATE.query_id,
+        policy=ScoringPolicy.bm25(),
+    )
+    assert bm25.hit_ids == [h.memory_id for h in direct.hits] != coverage.hit_ids
+    assert list(bm25.hits["lexical_score"]) == [h.score_breakdown.bm25 for h in direct.hits]
+    assert "scoring    bm25 ·" in pg.summary_text(bm25)
+    assert 'data-scorer="bm25"' in pg.hits_table_html(bm25)
+    assert cells(pg.hits_table_html(bm25), "lexical-score").values[0] == (
+        f"{bm25.hits['lexical_score'][0]:.6f}"
+    )
+    hybrid = playground_view(replace(DEFAULT_STATE, scorer="hybrid"), catalog)
+    assert max(hybrid.hits["lexical_score"]) == 1.0  # BM25 over the query's best
+    unknown = playground_view(replace(DEFAULT_STATE, scorer="vector"), catalog)
+    assert unknown.error is not None and "scorer must be one of" in unknown.error
+
+
+def test_bm25_totals_above_one_still_fit_the_chart(catalog) -> None:
+    view = playground_view(
+        replace(DEFAULT_STATE, scorer="bm25", lexical_weight=1.0, recency_weight=0.0), catalog
+    )
+    root = ET.fromstring(pg.playground_svg(view))
+    ns = "{http://www.w3.org/2000/svg}"
+    widths = [float(r.get("width")) for r in root.iter(f"{ns}rect") if r.get("class") == "lexical"]
+    assert max(view.hits["total"]) > 1 and max(widths) == pytest.approx(360, abs=0.06)
+    assert "score contributions per hit · bm25" in pg.playground_svg(view)
+    assert pg.playground_svg(view) == pg.playground_svg(playground_view(view.state, catalog))
+
+
+def test_yours_runs_a_registered_function_and_explains_a_missing_or_failing_one(tmp_path) -> None:
+    own = PlaygroundCatalog(tmp_path, generated_records=50)
+    state = replace(DEFAULT_STATE, scorer=pg.YOURS)
+    assert [key for _, key in pg.scorer_options(own)] == ["coverage", "bm25", "hybrid"]
+    missing = playground_view(state, own)
+    assert missing.error is not None and "use_scorer" in missing.error
+    own.use_scorer(_solution_10())
+    assert [key for _, key in pg.scorer_options(own)][-1] == pg.YOURS
+    view = playground_view(state, own)
+    assert view.ok and {h.score_breakdown.scorer for h in view.result.hits} == {"idf_coverage"}
+    own.use_scorer(lambda *args, **kwargs: 1 / 0)
+    failing = playground_view(state, own)
+    assert failing.error == "your scoring function failed: ZeroDivisionError: division by zero"
+    with pytest.raises(TypeError, match="scoring function"):
+        own.use_scorer("my_score")
+
+
+def test_the_scorer_dropdown_loads_its_weights_and_use_scorer_selects_yours(tmp_path) -> None:
+    pytest.importorskip("ipywidgets")
+    app = pg.PlaygroundApp(PlaygroundCatalog(tmp_path, generated_records=50))
+    assert "playground-scorer" in app.scorer._dom_classes
+    app.scorer.value = "bm25"
+    assert (app.lexical.value, app.recency.value) == pg.SCORER_PRESETS["bm25"]
+    expected = playground_view(
+        replace(DEFAULT_STATE, scorer="bm25", lexical_weight=1.0, recency_weight=0.0), app.catalog
+    )
+    assert app.view.hit_ids == expected.hit_ids == cells(app.table.value).values
+    view = app.use_scorer(_solution_10())
+    assert app.scorer.value == pg.YOURS and view.ok and 'data-scorer="yours"' in app.table.value
+    app.use_scorer(None)
+    assert app.scorer.value == "coverage" and pg.YOURS not in [k for _, k in app.scorer.options]

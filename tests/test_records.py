@@ -42,8 +42,9 @@ def test_field_names_are_the_chapters() -> None:
     assert field_names(StoredMemory)[7:] == ["schema_version", "retracts"]
     assert field_names(RecallQuery) == [
         "query_id", "text", "normalized_text", "terms", "user_scope", "limit", "issued_at"]
-    assert field_names(RecallCandidate) == [
+    assert field_names(RecallCandidate)[:5] == [
         "query_id", "record", "searchable_terms", "matched_terms", "captured_at"]
+    assert field_names(RecallCandidate)[5:] == ["term_frequencies", "length"]  # beyond: BM25
     assert field_names(RecallScoreBreakdown)[:7] == [
         "matched_terms", "query_term_count", "lexical_coverage", "recency",
         "lexical_contribution", "recency_contribution", "total"]

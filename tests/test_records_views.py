@@ -12,16 +12,22 @@ from memorylib import (
     MemoryKind,
     MemorySource,
     RecallEngine,
+    RemoteMemoryDuplicateError,
+    RemoteMemoryScopeError,
     RemoteMemoryStore,
     seed_teaching_store,
     user_scope_for,
 )
+from memorylib.notebook.common import chart_fonts
 from memorylib.notebook.records_views import (
-    EXERCISE_USER_ID,
+    EXERCISE_APPENDS,
+    SCOPE_EXAMPLES,
     attempt,
     capture_lag_chart,
-    chart_fonts,
-    check_user_scope,
+    check_append_predictions,
+    check_scope_function,
+    exercise_frame,
+    exercise_truth,
     file_scan_frame,
     jsonl_line,
     record_card,
@@ -31,6 +37,7 @@ from memorylib.notebook.records_views import (
     scope_widget,
     stored_vs_recalled_frame,
     two_paths_diagram,
+    user_store,
     wrap_bytes,
 )
 
@@ -151,34 +158,101 @@ def test_stored_vs_recalled_frame(chapter: RemoteMemoryStore) -> None:
     assert "0.995161" in frame.loc["why", "RecallHit"]
 
 
+TRUTH = {
+    "A": None, "B": None, "C": "RemoteMemoryDuplicateError", "D": None,
+    "E": "RemoteMemoryValidationError", "files": 2,
+}  # fmt: skip
+
+
+def test_user_store_names_the_file_after_the_scope(tmp_path: Path) -> None:
+    store = user_store(tmp_path, "  Alice ")
+    assert store.path == tmp_path / "users" / f"memories-{user_scope_for('alice')}.jsonl"
+    assert store.user_scope == user_scope_for("alice")
+
+
+def test_exercise_frame_and_truth() -> None:
+    frame = exercise_frame()
+    assert list(frame["call"]) == list(EXERCISE_APPENDS) == ["A", "B", "C", "D", "E"]
+    assert "user_store(' dana ')" in frame.loc[1, "code"]  # the spaces are visible
+    assert exercise_truth() == TRUTH
+
+
 def test_checker_accepts_the_reference_solution() -> None:
-    answer = runpy.run_path(str(SOLUTION))["my_scope"]
-    assert answer == user_scope_for(EXERCISE_USER_ID)
-    assert check_user_scope(answer).startswith("✅")
+    answer = runpy.run_path(str(SOLUTION))["my_prediction"]
+    result = check_append_predictions(answer)
+    assert result.is_right and str(result).startswith("✅ All 6 right")
+
+
+def test_checker_accepts_names_and_written_spellings() -> None:
+    answer = {**TRUTH, "A": "written", "B": "no error", "D": "None",
+              "C": RemoteMemoryDuplicateError, "E": " RemoteMemoryValidationError "}
+    assert check_append_predictions(answer).is_right
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"B": RemoteMemoryDuplicateError}, "B: you said 'RemoteMemoryDuplicateError'"),
+        ({"C": None}, "C: you said None (written). Hint: which user is 'DANA'"),
+        ({"D": RemoteMemoryDuplicateError}, "unique per store, not across users"),
+        ({"D": RemoteMemoryScopeError}, "D: you said 'RemoteMemoryScopeError'"),
+        ({"E": None}, "which characters may an id contain"),
+        ({"files": 3}, "files: you said 3"),
+        ({"files": 5}, "how many different keys"),
+        ({"files": "2"}, "files: you said '2'"),
+        ({"files": True}, "files: you said True"),
+        ({"C": None, "files": 1}, "2 of 6 wrong"),
+    ],
+)
+def test_checker_rejects_wrong_answers_with_a_hint(change: dict, fragment: str) -> None:
+    result = check_append_predictions({**TRUTH, **change})
+    assert str(result).startswith("❌") and fragment in str(result), str(result)
+
+
+@pytest.mark.parametrize(
+    ("answer", "start", "fragment"),
+    [
+        (..., "⏳", "Not answered"),
+        ({**TRUTH, "files": ...}, "⏳", "files"),
+        ({"A": None}, "⏳", "B, C, D, E, files"),
+        ("2", "❌", "dict"),
+    ],
+)
+def test_checker_placeholder_and_shape(answer: object, start: str, fragment: str) -> None:
+    result = str(check_append_predictions(answer))
+    assert result.startswith(start) and fragment in result, result
 
 
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (digest(EXERCISE_USER_ID.strip().casefold()), "first 16"),
-        (digest(EXERCISE_USER_ID)[:16], "strip"),
-        (digest(EXERCISE_USER_ID.strip())[:16], "casefold"),
-        ("abc", "16 characters"),
-        ("0" * 16, "sha256"),
-        (12, "str"),
-    ],
-)
-def test_checker_rejects_wrong_answers_with_a_hint(answer: object, hint: str) -> None:
-    verdict = check_user_scope(answer)
-    assert verdict.startswith("❌") and hint in verdict
+def test_scope_function_stretch() -> None:
+    reference = runpy.run_path(str(SOLUTION))["my_user_scope"]
+    assert check_scope_function(reference).is_right
+    assert str(check_scope_function(...)).startswith("⏳")
+    assert "must be a function" in str(check_scope_function("2bd806c97f0e00af"))
+    lowered = check_scope_function(lambda u: digest(u.strip().lower())[:16])
+    assert lowered.counterexample is not None and lowered.counterexample.example == "'Straße'"
+    unstripped = check_scope_function(lambda u: digest(u.casefold())[:16])
+    assert unstripped.counterexample.example == "'  Alice '"
+    whole = check_scope_function(lambda u: digest(u.strip().casefold()))
+    assert whole.counterexample.stage == "named" and "expected: '" in str(whole)
+
+    def crashes(user_id: str) -> str:
+        raise RuntimeError("boom")
+
+    assert "raised RuntimeError: boom" in str(check_scope_function(crashes))
 
 
-def test_checker_placeholder() -> None:
-    assert check_user_scope(...).startswith("⏳")
+def test_scope_function_stretch_catches_what_only_generated_ids_show() -> None:
+    # Right on every named example, wrong on a trailing newline (only generated ids have one).
+    def almost(user_id: str) -> str:
+        return digest(user_id.strip(" \t").casefold())[:16]
+
+    assert all(almost(u) == user_scope_for(u) for u in SCOPE_EXAMPLES)
+    result = check_scope_function(almost)
+    assert not result.is_right and result.counterexample.stage == "generated"
 
 
 def test_scope_widget() -> None:

@@ -207,7 +207,7 @@ def test_a_file_owned_by_another_os_user_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "theirs.jsonl"
     store = RemoteMemoryStore(path, user_id="alice")
     fill(store)
-    store.synced_state()  # this object has read the file before the owner changed
+    store.read_all()  # fill() appended through this object: it has read the file before
     os.chown(path, OTHER_UID, OTHER_UID)
     before = path.read_bytes()
     for reader in (store, RemoteMemoryStore(path, user_id="alice")):

@@ -248,7 +248,7 @@ def test_exercise_truth() -> None:
 
 def test_checker_accepts_the_reference_solution() -> None:
     answer = runpy.run_path(str(SOLUTION))["my_prediction"]
-    assert check_render_predictions(answer).startswith("✅")
+    assert str(check_render_predictions(answer)).startswith("✅")
 
 
 @pytest.mark.parametrize(
@@ -264,10 +264,10 @@ def test_checker_accepts_the_reference_solution() -> None:
     ],
 )
 def test_checker_rejects_wrong_answers(answer: object, start: str, fragment: str) -> None:
-    message = check_render_predictions(answer)
+    message = str(check_render_predictions(answer))
     assert message.startswith(start) and fragment in message
 
 
 def test_checker_accepts_case_and_spaces_in_rejected() -> None:
     answer = {"A": 1, "B": 0, "C": " Rejected ", "D": 2, "E": 3}
-    assert check_render_predictions(answer).startswith("✅")
+    assert str(check_render_predictions(answer)).startswith("✅")

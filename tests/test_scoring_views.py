@@ -193,14 +193,14 @@ def test_scoring_explorer_builds_its_widgets() -> None:
 
 def test_check_total_answer_says_right_wrong_or_not_yet() -> None:
     b = sv.hypothetical_breakdown(sv.ScoringState(matched=3, query_terms=4, age_days=15))
-    assert sv.check_total_answer(..., b).startswith("⏳")
-    assert sv.check_total_answer(b.total, b).startswith("✅")
-    assert sv.check_total_answer(0.85 * 0.75 + 0.15 / 1.5, b).startswith("✅")
-    assert sv.check_total_answer(0.5, b).startswith("❌")
-    assert "recency" in sv.check_total_answer(b.lexical_contribution, b)
-    assert "swapped" in sv.check_total_answer(0.15 * 0.75 + 0.85 / 1.5, b)
-    assert sv.check_total_answer("0.7", b).startswith("❌")
-    assert sv.check_total_answer(True, b).startswith("❌")
+    assert str(sv.check_total_answer(..., b)).startswith("⏳")
+    assert str(sv.check_total_answer(b.total, b)).startswith("✅")
+    assert str(sv.check_total_answer(0.85 * 0.75 + 0.15 / 1.5, b)).startswith("✅")
+    assert str(sv.check_total_answer(0.5, b)).startswith("❌")
+    assert "recency" in str(sv.check_total_answer(b.lexical_contribution, b))
+    assert "swapped" in str(sv.check_total_answer(0.15 * 0.75 + 0.85 / 1.5, b))
+    assert str(sv.check_total_answer("0.7", b)).startswith("❌")
+    assert str(sv.check_total_answer(True, b)).startswith("❌")
 
 
 def load_solution():
@@ -213,5 +213,5 @@ def load_solution():
 def test_the_reference_solution_passes_the_notebook_check() -> None:
     solution = load_solution()
     breakdown = sv.exercise_breakdown()
-    assert sv.check_total_answer(solution.my_total, breakdown).startswith("✅")
-    assert sv.check_total_answer(solution.my_total + 0.01, breakdown).startswith("❌")
+    assert str(sv.check_total_answer(solution.my_total, breakdown)).startswith("✅")
+    assert str(sv.check_total_answer(solution.my_total + 0.01, breakdown)).startswith("❌")

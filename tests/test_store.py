@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 from datetime import UTC, datetime
@@ -12,13 +13,16 @@ import pytest
 from memorylib import (
     MemoryKind,
     MemorySource,
+    RecallEngine,
     RemoteMemoryCorruptionError,
     RemoteMemoryDuplicateError,
     RemoteMemoryScopeError,
     RemoteMemoryStore,
     RemoteMemoryValidationError,
+    UncommittedWriteWarning,
     user_scope_for,
 )
+from memorylib.files import read_quarantine
 
 from .conftest import add, source
 
@@ -179,15 +183,54 @@ def test_malformed_line_raises_corruption_naming_the_line(
         RemoteMemoryStore(store_path, user_id="alice").read_all()
 
 
-def test_torn_last_line_is_corruption_and_blocks_appends(store, store_path) -> None:
+def test_an_unterminated_last_line_is_an_uncommitted_write_readers_do_not_see(
+    store, store_path
+) -> None:
+    add(store, "m-1", "good")
+    torn = b'{"schema_version": 1, "memory_id": "m-2", "us'
+    with store_path.open("ab") as handle:
+        handle.write(torn)
+    before = store_path.read_bytes()
+    with pytest.warns(UncommittedWriteWarning, match="line 2 is an uncommitted write"):
+        records = store.read_all()
+    assert [r.memory_id for r in records] == ["m-1"]
+    with pytest.warns(UncommittedWriteWarning):
+        result = RecallEngine(store).recall("good", as_of="2026-08-02T12:00:00Z", query_id="q")
+    assert [h.memory_id for h in result.hits] == ["m-1"]
+    assert store.uncommitted_bytes() == len(torn)
+    assert store_path.read_bytes() == before  # reading never writes, not even to recover
+
+
+def test_the_next_writer_quarantines_the_uncommitted_tail_then_appends(store, store_path) -> None:
+    add(store, "m-1", "good")
+    torn = b'{"schema_version": 1, "memory_id": "m-2", "us'
+    with store_path.open("ab") as handle:
+        handle.write(torn)
+    committed = store_path.read_bytes()[: -len(torn)]
+    writer = RemoteMemoryStore(store_path, user_id="alice")  # another writer object
+    add(writer, "m-3", "after the crash")
+    assert [r.memory_id for r in store.read_all()] == ["m-1", "m-3"]
+    assert store_path.read_bytes().startswith(committed)  # committed bytes untouched
+    (entry,) = read_quarantine(store_path)
+    assert entry["bytes"] == torn and entry["byte_offset"] == len(committed)
+    assert entry["line"] == 2 and entry["sha256"] == hashlib.sha256(torn).hexdigest()
+    assert "uncommitted write" in entry["reason"]
+    quarantine = store_path.with_name(store_path.name + ".quarantine.jsonl")
+    assert oct(quarantine.stat().st_mode)[-3:] == "600"
+    add(writer, "m-4", "again")  # nothing left to recover: no second quarantine entry
+    assert len(read_quarantine(store_path)) == 1
+
+
+def test_a_damaged_committed_line_still_fails_closed_naming_it(store, store_path) -> None:
     add(store, "m-1", "good")
     with store_path.open("ab") as handle:
-        handle.write(b'{"schema_version": 1, "memory_id": "m-2", "us')
-    with pytest.raises(RemoteMemoryCorruptionError, match="line 2: torn"):
-        store.read_all()
+        handle.write(b'{"schema_version": 1, "memory_id": "m-2", "us\n')  # terminated: damage
+    add_line = 2
     before = store_path.read_bytes()
-    with pytest.raises(RemoteMemoryCorruptionError, match="torn"):
-        add(RemoteMemoryStore(store_path, user_id="alice"), "m-3", "after the tear")
+    with pytest.raises(RemoteMemoryCorruptionError, match=f"line {add_line}: not valid JSON"):
+        store.read_all()
+    with pytest.raises(RemoteMemoryCorruptionError, match=f"line {add_line}"):
+        add(RemoteMemoryStore(store_path, user_id="alice"), "m-3", "after the damage")
     assert store_path.read_bytes() == before
 
 

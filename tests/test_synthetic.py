@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from memorylib import MemoryKind, RecallEngine, RemoteMemoryStore, normalize_recall_query
+from memorylib import (
+    MemoryKind,
+    RecallEngine,
+    RemoteMemoryDuplicateError,
+    RemoteMemoryStore,
+    normalize_recall_query,
+)
 from memorylib.synthetic import (
     SYNTHETIC_END,
     synthetic_entries,
@@ -60,8 +66,10 @@ def test_bulk_writes_the_bytes_append_would(tmp_path: Path) -> None:
     bulk = write_synthetic_store(tmp_path / "b" / "s.jsonl", 60, seed=5, user_id="u", bulk=True)
     assert bulk.path.read_bytes() == appended.path.read_bytes()
     assert [r.memory_id for r in bulk.read_all()] == [f"{r.memory_id}" for r in appended.read_all()]
-    with pytest.raises(FileExistsError):
+    before = bulk.path.read_bytes()
+    with pytest.raises(RemoteMemoryDuplicateError, match="already stored"):  # all or nothing
         write_synthetic_store(bulk.path, 5, seed=5, user_id="u", bulk=True)
+    assert bulk.path.read_bytes() == before
 
 
 def test_synthetic_store_recalls_identically_on_both_paths(tmp_path: Path) -> None:

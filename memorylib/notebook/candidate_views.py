@@ -14,6 +14,14 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib import font_manager
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+
 from memorylib import (
     MemoryKind,
     RecallEngine,
@@ -25,7 +33,8 @@ from memorylib import (
     normalize_recall_query,
 )
 from memorylib.candidates import CandidateSet
-from memorylib.notebook.records_views import with_chart_fonts
+from memorylib.notebook.common import with_chart_fonts
+from memorylib.notebook.exercises import CheckResult, checker, expect_type, right, wrong
 from memorylib.query import CJK_FIRST, CJK_LAST
 
 __all__ = [
@@ -102,10 +111,8 @@ def diagnose(counts: dict[str, Any]) -> str:
 
 def counts_frame(
     cases: Sequence[tuple[str, str, Sequence[StoredMemory], str]], *, as_of: str
-) -> Any:
+) -> pd.DataFrame:
     """One row per (label, query text, records, user_scope): the counts and the diagnosis."""
-    import pandas as pd
-
     rows = []
     for label, text, records, user_scope in cases:
         counts = candidate_counts(_query(text, user_scope, as_of), records)
@@ -113,14 +120,12 @@ def counts_frame(
     return pd.DataFrame(rows)
 
 
-def candidate_frame(query: RecallQuery, records: Sequence[StoredMemory]) -> Any:
+def candidate_frame(query: RecallQuery, records: Sequence[StoredMemory]) -> pd.DataFrame:
     """One row per candidate, in the order the records came (stage 2 does not sort).
 
     Columns: memory_id, captured_at, matched_terms, matched (count), of (query terms),
     summary. No score and no rank: those belong to later stages.
     """
-    import pandas as pd
-
     found = build_recall_candidates(query, records)
     rows = [
         {
@@ -143,14 +148,12 @@ def _term_order(query: RecallQuery, found: CandidateSet) -> list[str]:
     return sorted(query.terms, key=lambda t: (-hits[t], query.terms.index(t)))
 
 
-def match_matrix(query: RecallQuery, records: Sequence[StoredMemory]) -> Any:
+def match_matrix(query: RecallQuery, records: Sequence[StoredMemory]) -> pd.DataFrame:
     """Boolean frame: one row per candidate (index memory_id), one column per query term.
 
     Columns run from the term with the most candidates to the fewest; rows from the
     candidate with the most matched terms to the fewest, then by memory_id.
     """
-    import pandas as pd
-
     found = build_recall_candidates(query, records)
     columns = _term_order(query, found)
     ordered = sorted(found.candidates, key=lambda c: (-len(c.matched_terms), c.record.memory_id))
@@ -160,7 +163,7 @@ def match_matrix(query: RecallQuery, records: Sequence[StoredMemory]) -> Any:
     return frame.astype(bool)
 
 
-def style_match_matrix(matrix: Any, uuid: str) -> Any:
+def style_match_matrix(matrix: pd.DataFrame, uuid: str) -> Any:
     """A Styler of ``match_matrix``: ✓ on green where a record holds the term (fixed uuid)."""
     return (
         matrix.style.set_uuid(uuid)
@@ -170,14 +173,14 @@ def style_match_matrix(matrix: Any, uuid: str) -> Any:
     )
 
 
-def term_candidate_frame(query: RecallQuery, records: Sequence[StoredMemory]) -> Any:
+def term_candidate_frame(
+    query: RecallQuery, records: Sequence[StoredMemory]
+) -> pd.DataFrame:
     """Per query term: how many searched records contain it, and whether it is a common word.
 
     A record containing several terms counts once per term, so the column can add up
     to more than ``candidate_records``.
     """
-    import pandas as pd
-
     found = build_recall_candidates(query, records)
     rows = [
         {
@@ -191,10 +194,10 @@ def term_candidate_frame(query: RecallQuery, records: Sequence[StoredMemory]) ->
     return pd.DataFrame(rows, columns=["term", "candidates", "searched", "common_word"])
 
 
-def matched_count_frame(query: RecallQuery, records: Sequence[StoredMemory]) -> Any:
+def matched_count_frame(
+    query: RecallQuery, records: Sequence[StoredMemory]
+) -> pd.DataFrame:
     """How many candidates matched 1, 2, ... of the query's terms."""
-    import pandas as pd
-
     found = build_recall_candidates(query, records)
     levels = range(1, len(query.terms) + 1)
     counts = [sum(len(c.matched_terms) == k for c in found.candidates) for k in levels]
@@ -207,9 +210,6 @@ def _has_cjk(text: str) -> bool:
 
 def _cjk_font_in_use() -> bool:
     """True when a CJK font is both configured in ``font.family`` and installed."""
-    import matplotlib
-    from matplotlib import font_manager
-
     installed = {entry.name for entry in font_manager.fontManager.ttflist}
     return any(
         "CJK" in family and family in installed for family in matplotlib.rcParams["font.family"]
@@ -231,10 +231,8 @@ def _axis_labels(terms: Sequence[str]) -> list[str]:
 
 
 @with_chart_fonts
-def term_candidate_chart(frame: Any, *, title: str | None = None) -> Any:
+def term_candidate_chart(frame: pd.DataFrame, *, title: str | None = None) -> Figure:
     """Horizontal bars: candidates each query term brings in; common words in grey."""
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(frame) + 1.3))
     colours = [GREY if common else GREEN for common in frame["common_word"]]
     bars = ax.barh(_axis_labels(list(frame["term"])), frame["candidates"], color=colours)
@@ -250,17 +248,13 @@ def term_candidate_chart(frame: Any, *, title: str | None = None) -> Any:
 
 @with_chart_fonts
 def match_heatmap(
-    matrix: Any, *, highlight: Sequence[str] = (), title: str | None = None
-) -> Any:
+    matrix: pd.DataFrame, *, highlight: Sequence[str] = (), title: str | None = None
+) -> Figure:
     """The records x terms matrix as a picture; ``highlight`` memory_ids get orange labels.
 
     A match on a common word is grey, on any other term green (as in
     ``term_candidate_chart``).
     """
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from matplotlib.colors import ListedColormap
-
     rows, cols = matrix.shape
     fig, ax = plt.subplots(figsize=(max(4.0, 0.75 * cols + 2.6), 0.2 * rows + 1.6))
     weight = np.array([1.0 if term in COMMON_WORDS else 2.0 for term in matrix.columns])
@@ -292,14 +286,12 @@ def match_heatmap(
 
 def strategy_frame(
     store: RemoteMemoryStore, texts: Sequence[str], *, as_of: str, limit: int = 5
-) -> Any:
+) -> pd.DataFrame:
     """The taught path and the indexed path on the same queries: are the results identical?
 
     Each query runs once per strategy with the same query_id and ``as_of``; ``identical``
     compares the two whole RecallResults (hits, ranks, breakdowns, counts).
     """
-    import pandas as pd
-
     teaching = RecallEngine(store, strategy="teaching")
     indexed = RecallEngine(store)  # the default strategy is "indexed"
     rows = []
@@ -389,6 +381,7 @@ def candidate_widget(
     return widgets.VBox([box, shown])
 
 
+@checker(placeholder="your rewritten query (a str)")
 def check_quiet_query(
     answer: object,
     records: Sequence[StoredMemory],
@@ -397,37 +390,34 @@ def check_quiet_query(
     as_of: str,
     target: str = EXERCISE_TARGET,
     max_candidates: int = EXERCISE_MAX_CANDIDATES,
-) -> str:
+) -> CheckResult:
     """Grade a rewritten query: it must keep ``target`` a candidate with few candidates.
 
-    ✅ when ``target`` is among at most ``max_candidates`` candidates; ❌ with a hint
-    otherwise; ⏳ for the placeholder.
+    Right when ``target`` is among at most ``max_candidates`` candidates; wrong with a
+    hint otherwise; not answered for the placeholder.
     """
-    if answer is Ellipsis or answer is None:
-        return "⏳ Not answered yet: replace ... with your rewritten query (a str)."
-    if not isinstance(answer, str):
-        return f"❌ A query is a str, not a {type(answer).__name__}."
-    view = candidate_view(answer, records, user_scope=user_scope, as_of=as_of)
+    text = expect_type(answer, str, "a str (your rewritten query)")
+    view = candidate_view(text, records, user_scope=user_scope, as_of=as_of)
     if not view["accepted"]:
-        return f"❌ Stage 1 rejects that query: {view['error']}"
+        return wrong(f"Stage 1 rejects that query: {view['error']}")
     frame = view["frame"]
     found = list(frame["memory_id"])
     if target not in found:
-        return (
-            f"❌ Not yet: {target} is no longer a candidate, so no later stage can rank it. "
+        return wrong(
+            f"Not yet: {target} is no longer a candidate, so no later stage can rank it. "
             "Keep at least one word that its summary or content contains."
         )
     if len(found) > max_candidates:
-        query = _query(answer, user_scope, as_of)
+        query = _query(text, user_scope, as_of)
         per_term = term_candidate_frame(query, records)
         noisy = ", ".join(
             f"{row.term!r} ({row.candidates})" for row in per_term.head(3).itertuples()
         )
-        return (
-            f"❌ Not yet: {len(found)} candidates (at most {max_candidates} wanted). "
+        return wrong(
+            f"Not yet: {len(found)} candidates (at most {max_candidates} wanted). "
             f"The terms that bring in the most records: {noisy}."
         )
-    return (
-        f"✅ Right: {len(found)} candidate(s) out of {view['counts']['searched']} searched, "
+    return right(
+        f"Right: {len(found)} candidate(s) out of {view['counts']['searched']} searched, "
         f"and {target} is one of them."
     )

@@ -3,35 +3,75 @@
 ``setup_notebook()`` is the first code cell of each notebook. It fixes what would
 otherwise make committed outputs differ from run to run or machine to machine:
 matplotlib style, size and dpi (inline PNG only), pandas display precision, and
-Styler ids (``style_frame`` gives each styled table a fixed id).
+Styler ids (``style_frame`` gives each styled table a fixed id; ``styled_table`` also
+gives it a readable text form).
+
+Also here, because more than one view module needs them (a view module never imports
+another one): the course clocks, chart fonts (``chart_fonts`` / ``with_chart_fonts``),
+a figure as PNG bytes for an ipywidgets ``Image`` (``figure_png``), the pipeline
+banner, a candidate set as a plain tuple (``candidate_pool``), a call's typed outcome as
+data (``typed_attempt``), the temporary ``Workspace`` every notebook's stores live in, and
+the course's order with its one navigation line (``COURSE``, ``navigation_line``).
 """
 
 from __future__ import annotations
 
+import functools
+import io
 import os
 import tempfile
 import weakref
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
+
+import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib import font_manager
+from matplotlib.figure import Figure
+
+from memorylib.candidates import CandidateSet
+from memorylib.datasets import COURSE_AS_OF
+from memorylib.errors import RemoteMemoryError
+from memorylib.records import RecallCandidate
+from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
     "CHAPTER_AS_OF",
+    "COURSE",
+    "COURSE_AS_OF",
+    "NO_ERROR",
     "PIPELINE",
+    "CourseNotebook",
+    "StyledTable",
     "Workspace",
+    "candidate_pool",
+    "chart_fonts",
+    "course_notebook",
+    "figure_png",
+    "navigation_line",
     "pipeline_banner",
     "setup_notebook",
     "style_frame",
+    "styled_table",
+    "typed_attempt",
+    "with_chart_fonts",
 ]
 
-CHAPTER_AS_OF = "2026-08-02T12:00:00Z"
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# The two clocks of the course, never ``now()``: the chapter's store is read at
+# CHAPTER_AS_OF (conversation-003 is one day old), the course corpus at COURSE_AS_OF.
+CHAPTER_AS_OF = CHAPTER_CLOCK
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 
 
 def setup_notebook() -> None:
     """Inline PNG figures with a fixed style; pandas shows 6 decimals (the contract's rounding)."""
-    import matplotlib
-    import pandas as pd
-
     os.environ.pop("MPLBACKEND", None)
     try:
         from IPython import get_ipython
@@ -42,8 +82,6 @@ def setup_notebook() -> None:
     if shell is not None:
         shell.run_line_magic("matplotlib", "inline")
         shell.run_line_magic("config", "InlineBackend.figure_formats = ['png']")
-    import matplotlib.pyplot as plt
-
     plt.style.use("default")
     matplotlib.rcParams.update(
         {
@@ -81,6 +119,122 @@ def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | No
     return styler.hide(axis="index")
 
 
+class StyledTable:
+    """A styled table with two renderings: the Styler's HTML, and the frame as text.
+
+    A bare ``Styler`` as a cell's value stores ``<pandas.io.formats.style.Styler at
+    0x...>`` as its ``text/plain``: useless where HTML is not shown (a terminal, a diff,
+    nbval) and different on every run. Wrapped, the cell stores the same ``text/html``
+    and, as ``text/plain``, the underlying frame (index shown only if the Styler shows it).
+    """
+
+    def __init__(self, styler: Any) -> None:
+        self.styler = styler
+
+    @property
+    def data(self) -> pd.DataFrame:
+        """The frame behind the Styler."""
+        return self.styler.data
+
+    @property
+    def text(self) -> str:
+        show_index = not all(getattr(self.styler, "hide_index_", [False]))
+        return self.styler.data.to_string(
+            index=show_index,
+            max_colwidth=pd.get_option("display.max_colwidth"),
+            line_width=pd.get_option("display.width"),
+        )
+
+    def _repr_html_(self) -> str:
+        return self.styler.to_html()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
+        printer.text(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def styled_table(
+    frame: Any, uuid: str, *, precision: int = 6, gradient: str | None = None
+) -> StyledTable:
+    """``style_frame(...)`` with a readable text fallback: what a notebook cell should show.
+
+    Same arguments as ``style_frame``; the HTML is identical. To wrap a Styler built
+    some other way, use ``StyledTable(styler)`` (give the Styler a fixed uuid first).
+    """
+    return StyledTable(style_frame(frame, uuid, precision=precision, gradient=gradient))
+
+
+NO_ERROR = "no error"
+
+
+def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
+    """Run ``action``: (error type name, message), or ("no error", str(result)).
+
+    Only memorylib's typed errors are caught (they are the rejections a course shows);
+    anything else is a bug and propagates.
+    """
+    try:
+        value = action()
+    except RemoteMemoryError as exc:
+        return type(exc).__name__, str(exc)
+    return NO_ERROR, str(value)
+
+
+def candidate_pool(
+    candidates: CandidateSet | Iterable[RecallCandidate],
+) -> tuple[RecallCandidate, ...]:
+    """The candidates of a ``CandidateSet`` (stage 2's result) or of any iterable, as a tuple."""
+    if isinstance(candidates, CandidateSet):
+        return candidates.candidates
+    return tuple(candidates)
+
+
+# -- charts ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def chart_fonts() -> Iterator[None]:
+    """Create a figure with only the installed fonts of ``rcParams["font.family"]``.
+
+    When a configured family is not installed, matplotlib logs "findfont: Font family
+    ... not found" for every text it draws, and those lines land in the notebook's
+    output (and in nbval's comparison). Texts keep the family they were created with,
+    so creating a figure inside this context is enough.
+    """
+    installed = {entry.name for entry in font_manager.fontManager.ttflist}
+    families = [
+        family
+        for family in matplotlib.rcParams["font.family"]
+        if family in installed or family in font_manager.font_family_aliases
+    ]
+    with matplotlib.rc_context({"font.family": families or ["sans-serif"]}):
+        yield
+
+
+def with_chart_fonts(draw: Callable[P, R]) -> Callable[P, R]:
+    """Decorator: run a chart function inside ``chart_fonts()``."""
+
+    @functools.wraps(draw)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with chart_fonts():
+            return draw(*args, **kwargs)
+
+    return wrapper
+
+
+def figure_png(fig: Figure) -> bytes:
+    """The figure as PNG bytes, then closed (for an ipywidgets ``Image``)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+# -- where a notebook's stores live -----------------------------------------------------------
+
+
 class Workspace:
     """A temporary directory for a notebook's stores, removed when the kernel exits.
 
@@ -111,3 +265,70 @@ class Workspace:
 
     def cleanup(self) -> None:
         self._finalizer()
+
+
+# -- the course: its order, and the one navigation line ------------------------------------------
+
+
+@dataclass(frozen=True)
+class CourseNotebook:
+    """One notebook of the course: its file name without ``.ipynb``, and its label.
+
+    The label is the notebook's ``# NN · Title`` heading up to the colon (the index is
+    labelled ``Index``), and is what links to the notebook say.
+    """
+
+    stem: str
+    label: str
+
+    @property
+    def file(self) -> str:
+        return f"{self.stem}.ipynb"
+
+
+# The course in reading order. A new notebook is added here, and the navigation lines of
+# its neighbours are updated to ``navigation_line(...)`` (tests check both).
+COURSE: tuple[CourseNotebook, ...] = (
+    CourseNotebook("00_index", "Index"),
+    CourseNotebook("01_stored_records", "01 · Stored records"),
+    CourseNotebook("02_normalize", "02 · Normalize"),
+    CourseNotebook("03_candidates", "03 · Candidates"),
+    CourseNotebook("04_scoring", "04 · Score"),
+    CourseNotebook("05_stable_rank", "05 · Stable rank"),
+    CourseNotebook("06_render_and_profile", "06 · Render and profile"),
+    CourseNotebook("07_failures_and_recovery", "07 · Failures and recovery"),
+    CourseNotebook("07b_retraction", "07b · Retraction"),
+    CourseNotebook("08_query_playground", "08 · Query playground"),
+    CourseNotebook("09_live_agent", "09 · Live agent"),
+    CourseNotebook("10_beyond_the_teaching_ranker", "10 · Beyond the teaching ranker"),
+    CourseNotebook("11_from_file_to_service", "11 · From file to service"),
+)
+
+
+def course_notebook(stem: str) -> CourseNotebook:
+    """The ``COURSE`` entry of ``stem`` (a notebook file name without ``.ipynb``)."""
+    for notebook in COURSE:
+        if notebook.stem == stem:
+            return notebook
+    raise ValueError(f"{stem!r} is not in COURSE: {[n.stem for n in COURSE]}")
+
+
+def navigation_line(stem: str) -> str:
+    """The one navigation line of a notebook: the line under its title and its last line.
+
+    ``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``, with
+    relative links labelled ``NN · Title``. The index has no previous part and shows
+    ``Index`` without a link (it is the index); the notebook after it links the index once,
+    as its previous part; the last notebook has no next part.
+    """
+    position = COURSE.index(course_notebook(stem))
+    parts = []
+    if position > 0:
+        previous = COURSE[position - 1]
+        parts.append(f"← [{previous.label}]({previous.file})")
+    if position != 1:
+        parts.append("Index" if position == 0 else f"[Index]({COURSE[0].file})")
+    if position < len(COURSE) - 1:
+        following = COURSE[position + 1]
+        parts.append(f"[{following.label}]({following.file}) →")
+    return " · ".join(parts)

@@ -1,37 +1,38 @@
-"""Views for notebook 07, failures and retraction: every boundary of the contract, typed.
+"""Views for notebook 07, failures and recovery: every boundary of the contract, typed.
 
 Each failure case runs one call against its own small store and is reported as
-(case, call, error type, message); the message must name the field or line at fault.
-Also here: an unlocked check-then-append replayed step by step (why the duplicate check
-belongs inside the lock), a torn last line and its repair, read-only recall proven by a
-file hash, and retraction with its audit trail. The real multi-process race lives in
-``failure_race`` (kept free of pandas so its spawned processes start fast).
+(case, call, error type, warning, message); the message must name the field or line at
+fault. Also here: an unlocked check-then-append replayed step by step (why the duplicate
+check belongs inside the lock); the commit point, shown both ways: a torn last line (an
+uncommitted write: invisible to readers, with a warning, and moved to the quarantine
+file by the next append) and a damaged complete line in the middle (it fails closed,
+naming the line, until ``python -m memorylib repair`` quarantines it); and read-only
+recall proven by a file hash. (Retraction, notebook 07b, has its own module,
+``retraction_views``.) The real multi-process race
+lives in ``failure_race`` (kept free of pandas so its spawned processes start fast).
+Every byte this module writes on purpose goes through ``memorylib.files``.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch
 
 from memorylib import (
     MemoryKind,
     MemorySource,
     RecallEngine,
-    RecallResult,
     RemoteMemoryCorruptionError,
     RemoteMemoryDuplicateError,
     RemoteMemoryError,
@@ -39,20 +40,33 @@ from memorylib import (
     RemoteMemoryStore,
     RemoteMemoryValidationError,
     StoredMemory,
+    UncommittedWriteWarning,
     render_recall_context,
     seed_teaching_store,
 )
+from memorylib.files import append_bytes, atomic_replace, read_quarantine
+from memorylib.fsck import FsckReport
+from memorylib.notebook.common import NO_ERROR
+from memorylib.notebook.common import typed_attempt as attempt
+from memorylib.notebook.exercises import (
+    CheckResult,
+    checker,
+    expect_labels,
+    grade_labels,
+    right,
+)
 from memorylib.notebook.failure_race import RaceReport
+from memorylib.store import encode_line
+from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
-    "ACCOUNT_SOURCE",
+    "BAD_LINE",
     "ERROR_NAMES",
     "EXERCISE_CALLS",
-    "REVIEW_SOURCE",
+    "CliRun",
     "FailureCase",
-    "add_newer_profile",
+    "Outcome",
     "attempt",
-    "audit_frame",
     "build_failure_cases",
     "bytes_accounted_for",
     "check_error_predictions",
@@ -64,11 +78,11 @@ __all__ = [
     "failure_widget",
     "file_fingerprint",
     "fsck_frame",
+    "insert_bad_line",
+    "observe",
+    "quarantine_frame",
     "race_frame",
     "read_only_frame",
-    "recall_summary_frame",
-    "retraction_errors_frame",
-    "retraction_timeline",
     "run_cli",
     "tear_last_line",
     "unlocked_race_frame",
@@ -80,7 +94,6 @@ ERROR_NAMES = (
     "RemoteMemoryScopeError",
     "RemoteMemoryCorruptionError",
 )
-NO_ERROR = "no error"
 _CAPTURED_AT = "2026-08-02T10:00:00Z"
 
 
@@ -104,20 +117,41 @@ def conversation(
     )
 
 
-def attempt(action: Callable[[], object]) -> tuple[str, str]:
-    """Run ``action``: (error type name, message), or ("no error", str(result)).
+@dataclass(frozen=True)
+class Outcome:
+    """What one call did: its typed error (or "no error"), the message or the result,
+    and every warning it raised, as ``"<WarningType>: <message>"``."""
 
-    Only memorylib's typed errors are caught; anything else is a bug and propagates.
+    error: str
+    message: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def warning_types(self) -> str:
+        return ", ".join(w.split(":", 1)[0] for w in self.warnings)
+
+    def __str__(self) -> str:
+        lines = [f"{self.error}: {self.message}"]
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def observe(action: Callable[[], object]) -> Outcome:
+    """``attempt`` that also records warnings, so a notebook shows them as text.
+
+    A warning printed by Python itself would carry the kernel's temporary file name
+    and show only once per line of code; recorded here, it is the same on every run.
     """
-    try:
-        value = action()
-    except RemoteMemoryError as exc:
-        return type(exc).__name__, str(exc)
-    return NO_ERROR, str(value)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        error, message = attempt(action)
+    shown = tuple(f"{w.category.__name__}: {w.message}" for w in caught)
+    return Outcome(error, message, shown)
 
 
 def error_hierarchy_frame() -> pd.DataFrame:
-    """The error classes: each one's parent and what it means (catch the base to catch all)."""
+    """The error classes, each one's parent and what it means (catch the base to catch all),
+    then the one warning: an uncommitted write is reported, never raised."""
     rows = [
         (cls.__name__, cls.__mro__[1].__name__, (cls.__doc__ or "").strip().splitlines()[0])
         for cls in (
@@ -126,6 +160,7 @@ def error_hierarchy_frame() -> pd.DataFrame:
             RemoteMemoryDuplicateError,
             RemoteMemoryScopeError,
             RemoteMemoryCorruptionError,
+            UncommittedWriteWarning,
         )
     ]
     return pd.DataFrame(rows, columns=["error", "parent", "meaning"])
@@ -133,19 +168,23 @@ def error_hierarchy_frame() -> pd.DataFrame:
 
 # -- damaging a file on purpose -------------------------------------------------------------
 
+# A complete line (it ends in a newline) that is not JSON: committed, then damaged.
+BAD_LINE = b'{"memory_id": "conversation-x", oops}\n'
+
 
 def _line_for(store: RemoteMemoryStore, memory_id: str, text: str) -> bytes:
-    record = StoredMemory(
-        memory_id=memory_id,
-        user_scope=store.user_scope,
-        kind=MemoryKind.CONVERSATION,
-        content=text,
-        summary=text,
-        source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", "note",
-                            _CAPTURED_AT),
-        stored_at=_CAPTURED_AT,
+    return encode_line(
+        StoredMemory(
+            memory_id=memory_id,
+            user_scope=store.user_scope,
+            kind=MemoryKind.CONVERSATION,
+            content=text,
+            summary=text,
+            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", "note",
+                                _CAPTURED_AT),
+            stored_at=_CAPTURED_AT,
+        )
     )
-    return json.dumps(record.to_dict(), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 def tear_last_line(
@@ -157,18 +196,19 @@ def tear_last_line(
     """
     line = _line_for(store, memory_id, "Decided to shard the memory store by user scope.")
     torn = line[: max(1, int(len(line) * fraction))]
-    fd = os.open(store.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
-    try:
-        os.write(fd, torn)
-    finally:
-        os.close(fd)
+    append_bytes(store.path, torn)  # one O_APPEND write, as a writer killed mid-line leaves
     return torn
 
 
-def _insert_raw_line(path: Path, lineno: int, raw: bytes) -> None:
-    lines = path.read_bytes().splitlines(keepends=True)
+def insert_bad_line(store: RemoteMemoryStore, lineno: int, raw: bytes = BAD_LINE) -> None:
+    """Damage the middle of a store: insert ``raw`` (a complete line) before line ``lineno``.
+
+    Stands for a disk error or a careless hand edit: the file is replaced atomically,
+    as an editor would save it.
+    """
+    lines = store.path.read_bytes().splitlines(keepends=True)
     lines.insert(lineno - 1, raw)
-    path.write_bytes(b"".join(lines))
+    atomic_replace(store.path, b"".join(lines))
 
 
 # -- the failure table ------------------------------------------------------------------------
@@ -185,6 +225,30 @@ class FailureCase:
     run: Callable[[], object]
 
 
+def _count(records: Sequence[StoredMemory]) -> str:
+    return f"read {len(records)} records"
+
+
+def _on_a_copy(path: Path, user_id: str, memory_id: str) -> Callable[[], str]:
+    """Append ``memory_id`` to a temporary copy of the store at ``path`` (same file name)
+    and describe what happened; the store at ``path`` is left as it was."""
+
+    def run() -> str:
+        with tempfile.TemporaryDirectory(prefix="memorylib-07-") as tmp:
+            copy = Path(tmp) / path.name
+            append_bytes(copy, path.read_bytes())  # a new file: the copy, byte for byte
+            store = RemoteMemoryStore(copy, user_id=user_id)
+            record = conversation(store, memory_id, "new note")
+            (entry,) = read_quarantine(copy)
+            lines = len(store.read_all())
+        return (
+            f"appended {record.memory_id} as line {lines}; the {entry['length']} torn bytes "
+            f"moved to {store.quarantine_path.name}"
+        )
+
+    return run
+
+
 def _no_match_summary(engine: RecallEngine, as_of: str) -> str:
     result = engine.recall("kubernetes helm chart", query_id="q-07-none", as_of=as_of)
     return (
@@ -199,8 +263,9 @@ def build_failure_cases(
 ) -> tuple[FailureCase, ...]:
     """Create the stores the cases need under ``root`` and return the cases (not yet run).
 
-    ``chapter.jsonl`` is the teaching store; ``malformed.jsonl`` has garbage on line 3;
-    ``torn.jsonl`` ends in half a record. Running a case never changes a store.
+    ``chapter.jsonl`` is the teaching store; ``malformed.jsonl`` has a complete line of
+    garbage on line 3; ``torn.jsonl`` ends in half a record. Running a case never changes
+    a store: the append after the torn line runs on a temporary copy.
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -209,7 +274,7 @@ def build_failure_cases(
     engine = RecallEngine(chapter)
     malformed = RemoteMemoryStore(root / "malformed.jsonl", user_id=user_id)
     seed_teaching_store(malformed)
-    _insert_raw_line(malformed.path, 3, b'{"memory_id": "conversation-x", oops}\n')
+    insert_bad_line(malformed, 3)
     torn = RemoteMemoryStore(root / "torn.jsonl", user_id=user_id)
     seed_teaching_store(torn)
     tear_last_line(torn)
@@ -268,18 +333,30 @@ def build_failure_cases(
                     "Writing is refused too: bob's record would turn the file into a mixed one.",
                     append(bob, "conversation-bob")),
         FailureCase("malformed line", "RemoteMemoryStore(malformed_path).read_all()", "line 3",
-                    "Skipping a line that does not parse would silently lose a record; the error "
-                    "names the line so a person (or repair) can decide.",
+                    "Line 3 is complete (it ends in its newline), so it was committed, and now it "
+                    "does not parse. Skipping it would silently lose a record; the error names "
+                    "the line so a person (or repair) can decide.",
                     RemoteMemoryStore(malformed.path, user_id=user_id).read_all),
+        FailureCase("append after a malformed line",
+                    "RemoteMemoryStore(malformed_path).append(...)", "line 3",
+                    "Damage in the middle fails closed for writers too: the store will not "
+                    "append after a committed line it cannot read. `python -m memorylib repair` "
+                    "moves the line to the quarantine file; a person decides what it was.",
+                    append(RemoteMemoryStore(malformed.path, user_id=user_id),
+                           "conversation-008")),
         FailureCase("torn last line", "RemoteMemoryStore(torn_path).read_all()", "line 8",
-                    "A crash mid-write left half a record. Reading it as 'no record' would hide "
-                    "the lost write.",
-                    RemoteMemoryStore(torn.path, user_id=user_id).read_all),
+                    "Not an error: a warning. A crash mid-write left half a record with no "
+                    "newline, and a record commits at its newline, so this one never did: the "
+                    "writer never returned, nobody was told it was saved. Readers skip it and "
+                    "say so (UncommittedWriteWarning), and a crash cannot take the store down.",
+                    lambda: _count(RemoteMemoryStore(torn.path, user_id=user_id).read_all())),
         FailureCase("append after a torn line", "RemoteMemoryStore(torn_path).append(...)",
-                    "line 8",
-                    "An append would glue the new line onto the half line and corrupt a good "
-                    "record: the store refuses to write until the file is repaired.",
-                    append(RemoteMemoryStore(torn.path, user_id=user_id), "conversation-008")),
+                    "quarantine",
+                    "Not an error either: the next writer, under the lock, moves the torn bytes "
+                    "to the quarantine file (offset, length, sha256 and the bytes), cuts them "
+                    "off, then appends. Recovery is automatic, and nothing is glued onto the "
+                    "half line or lost.",
+                    _on_a_copy(torn.path, user_id, "conversation-008")),
         FailureCase("no match", 'recall("kubernetes helm chart")', "empty_reason",
                     "Not a failure: an explained empty result. The renderer returns '' so no "
                     "empty wrapper costs prompt budget.",
@@ -288,15 +365,21 @@ def build_failure_cases(
 
 
 def failure_frame(cases: Iterable[FailureCase]) -> pd.DataFrame:
-    """Run every case once: case, call, error type, message, and whether it names ``names``."""
+    """Run every case once: case, call, error type, warning type, message, and whether the
+    message names ``names``. Without an error, the message is the call's result followed
+    by the warning's text, if any."""
     rows = []
     for case in cases:
-        error, message = attempt(case.run)
+        outcome = observe(case.run)
+        message = outcome.message
+        if outcome.error == NO_ERROR and outcome.warnings:
+            message += " — " + "; ".join(w.split(": ", 1)[1] for w in outcome.warnings)
         rows.append(
             {
                 "case": case.name,
                 "call": case.call,
-                "error": error,
+                "error": outcome.error,
+                "warning": outcome.warning_types,
                 "message": message,
                 "names": case.names,
                 "message names it": case.names in message,
@@ -333,7 +416,7 @@ def failure_case_view(frame: pd.DataFrame, stories: Mapping[str, str], name: str
     if match.empty:
         return pd.DataFrame(columns=["field", "value"])
     row = match.iloc[0]
-    fields = [(key, str(row[key])) for key in ("case", "call", "error", "message")]
+    fields = [(key, str(row[key])) for key in ("case", "call", "error", "warning", "message")]
     return pd.DataFrame([*fields, ("why", stories.get(name, ""))], columns=["field", "value"])
 
 
@@ -404,8 +487,8 @@ def unlocked_race_frame(
     steps.append(("B", f"check: is {memory_id!r} free?", "yes" if free_for_b else "no"))
     for writer, free in (("A", free_for_a), ("B", free_for_b)):
         if free:
-            with open(path, "ab") as handle:
-                handle.write(_line_for(store, memory_id, f"Writer {writer} wrote this."))
+            # the store's own append, minus its lock: one O_APPEND write and fsync
+            append_bytes(path, _line_for(store, memory_id, f"Writer {writer} wrote this."))
             steps.append((writer, "append its line", "written"))
     error, message = attempt(RemoteMemoryStore(path, user_id=user_id).read_all)
     steps.append(("anyone", "read_all()", f"{error}: {message}"))
@@ -428,9 +511,47 @@ def race_frame(report: RaceReport) -> pd.DataFrame:
 
 # -- fsck and repair ------------------------------------------------------------------------------
 
+_EXIT_MEANING = {
+    "fsck": {0: "healthy (an uncommitted tail is not damage)", 1: "damage found",
+             2: "could not check"},
+    "repair": {0: "healthy afterwards", 1: "still damaged", 2: "refused, nothing changed"},
+}  # fmt: skip
 
-def run_cli(args: Sequence[str], *, cwd: str | os.PathLike[str]) -> str:
-    """Run ``python -m memorylib ARGS`` in ``cwd``; return its output and exit status.
+
+@dataclass(frozen=True)
+class CliRun:
+    """One run of ``python -m memorylib``: the command, its output and its exit status.
+
+    Shown as a terminal would show it: the command, what it printed, then the exit
+    status with its meaning (a notebook cell that ends with it shows exactly that).
+    """
+
+    args: tuple[str, ...]
+    stdout: str
+    stderr: str
+    exit_status: int
+
+    @property
+    def meaning(self) -> str:
+        return _EXIT_MEANING.get(self.args[0] if self.args else "", {}).get(self.exit_status, "")
+
+    @property
+    def text(self) -> str:
+        lines = [f"$ python -m memorylib {' '.join(self.args)}"]
+        lines += [line for line in (self.stdout + self.stderr).splitlines()]
+        status = f"exit status {self.exit_status}"
+        lines.append(f"{status}: {self.meaning}" if self.meaning else status)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
+        printer.text(self.text)
+
+
+def run_cli(args: Sequence[str], *, cwd: str | os.PathLike[str]) -> CliRun:
+    """Run ``python -m memorylib ARGS`` in ``cwd`` and capture it.
 
     Pass paths relative to ``cwd`` so no absolute path reaches a notebook's output.
     """
@@ -442,10 +563,10 @@ def run_cli(args: Sequence[str], *, cwd: str | os.PathLike[str]) -> str:
         timeout=60,
         check=False,
     )
-    return f"{completed.stdout}{completed.stderr}(exit status {completed.returncode})"
+    return CliRun(tuple(args), completed.stdout, completed.stderr, completed.returncode)
 
 
-def fsck_frame(report: Any) -> pd.DataFrame:
+def fsck_frame(report: FsckReport) -> pd.DataFrame:
     """An ``FsckReport`` as (field, value) rows, without the absolute path."""
     kinds = ", ".join(f"{kind} {n}" for kind, n in report.records_by_kind.items()) or "none"
     problems = "; ".join(f"line {line}: {msg}" for line, msg in report.problems) or "none"
@@ -454,11 +575,25 @@ def fsck_frame(report: Any) -> pd.DataFrame:
         ("complete lines", report.lines),
         ("records", f"{report.records} ({kinds})"),
         ("user scopes", len(report.user_scopes)),
-        ("torn_tail_bytes", report.torn_tail_bytes),
+        ("uncommitted tail (torn_tail_bytes)", report.torn_tail_bytes),
         ("problems", problems),
         ("healthy", report.healthy),
     ]
     return pd.DataFrame(rows, columns=["field", "value"]).astype({"value": "object"})
+
+
+def quarantine_frame(store_path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The quarantine file of a store, one row per chunk moved out of it: where it was
+    (line, byte offset), its length, the first 16 hex digits of its sha256, and why.
+
+    The moment it was quarantined is left out: it is the time of the run.
+    """
+    columns = ["line", "byte_offset", "length", "sha256", "reason"]
+    rows = [
+        {**{key: entry[key] for key in columns}, "sha256": entry["sha256"][:16]}
+        for entry in read_quarantine(store_path)
+    ]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def bytes_accounted_for(
@@ -483,149 +618,16 @@ def bytes_accounted_for(
     return bytes(rebuilt) == original
 
 
-# -- retraction and the audit trail ---------------------------------------------------------------
-
-
-REVIEW_SOURCE = MemorySource(
-    "review-2026-08-02", "design_review", "memory design review", "2026-08-02T09:00:00Z"
-)
-ACCOUNT_SOURCE = MemorySource(
-    "ticket-4711", "support_ticket", "profile imported from the wrong account",
-    "2026-08-02T09:30:00Z",
-)  # fmt: skip
-
-
-def add_newer_profile(store: RemoteMemoryStore) -> StoredMemory:
-    """Append ``profile-002``, a snapshot newer than the seeded ``profile-001``."""
-    return store.append(
-        kind=MemoryKind.PROFILE,
-        memory_id="profile-002",
-        content="Frontend engineer; prefers long answers with diagrams.",
-        summary="Frontend engineer; prefers long answers.",
-        source=MemorySource(
-            "profile-snapshot-002", "profile_snapshot", "remote profile snapshot",
-            "2026-08-01T08:00:00Z",
-        ),
-        stored_at="2026-08-01T08:00:00Z",
-    )
-
-
-def recall_summary_frame(results: Mapping[str, RecallResult]) -> pd.DataFrame:
-    """One row per labelled result: hits, the counts that explain them, and empty_reason."""
-    return pd.DataFrame(
-        [
-            {
-                "moment": label,
-                "hits": ", ".join(h.memory_id for h in result.hits) or "(none)",
-                "searched_records": result.searched_records,
-                "candidate_records": result.candidate_records,
-                "retracted_records": result.retracted_records,
-                "empty_reason": result.empty_reason or "",
-            }
-            for label, result in results.items()
-        ]
-    )
-
-
-def retraction_errors_frame(store: RemoteMemoryStore) -> pd.DataFrame:
-    """The three retractions the store refuses, run against ``store`` (which must hold
-    ``retraction-001``); none of them writes a line."""
-    calls: list[tuple[str, Callable[[], object]]] = [
-        ('retract("conversation-999")  # not in the store',
-         lambda: store.retract("conversation-999", reason="typo", source=REVIEW_SOURCE)),
-        ('retract("retraction-001")  # a retraction',
-         lambda: store.retract("retraction-001", reason="undo", source=REVIEW_SOURCE)),
-        ('append(kind="retraction", ...)',
-         lambda: store.append(kind="retraction", content="x", summary="x",
-                              source=REVIEW_SOURCE)),
-    ]  # fmt: skip
-    rows = [(call, *attempt(action)) for call, action in calls]
-    return pd.DataFrame(rows, columns=["call", "error", "message"])
-
-
-def audit_frame(store: RemoteMemoryStore) -> pd.DataFrame:
-    """Every record in file order with what hides it: the full audit trail, nothing removed."""
-    records = store.read_all()
-    hidden_by = {r.retracts: r.memory_id for r in records if r.kind is MemoryKind.RETRACTION}
-    return pd.DataFrame(
-        [
-            {
-                "line": line,
-                "memory_id": r.memory_id,
-                "kind": r.kind.value,
-                "retracts": r.retracts or "",
-                "captured_at": r.source.captured_at,
-                "hidden_by": hidden_by.get(r.memory_id, ""),
-            }
-            for line, r in enumerate(records, start=1)
-        ]
-    )
-
-
-_KIND_STYLE = {
-    "profile": ("#d95f02", "s"),
-    "conversation": ("#1b9e77", "o"),
-    "retraction": ("#7570b3", "X"),
-}
-
-
-def retraction_timeline(store: RemoteMemoryStore, *, title: str = "") -> Figure:
-    """The store file as a strip of lines in append order, with arcs from each retraction
-    back to the record it hides (drawn hollow). Nothing is ever removed from the strip.
-
-    Labels are memory ids (ASCII: no CJK font needed).
-    """
-    records = store.read_all()
-    hidden = {r.retracts for r in records if r.kind is MemoryKind.RETRACTION}
-    line_of = {r.memory_id: line for line, r in enumerate(records, start=1)}
-    with plt.rc_context({"font.family": ["DejaVu Sans"]}):
-        fig, ax = plt.subplots(figsize=(7.6, 3.3))
-        ax.plot([0.6, len(records) + 0.4], [0, 0], color="#d9d9d9", linewidth=8,
-                solid_capstyle="round", zorder=1)
-        for line, r in enumerate(records, start=1):
-            color, marker = _KIND_STYLE[r.kind.value]
-            face = "white" if r.memory_id in hidden else color
-            ax.scatter([line], [0], marker=marker, s=110, facecolors=face, edgecolors=color,
-                       linewidths=1.8, zorder=3)
-            if r.kind is MemoryKind.RETRACTION and r.retracts in line_of:
-                ax.add_patch(FancyArrowPatch(
-                    (line, 0.08), (line_of[r.retracts], 0.08),
-                    connectionstyle="arc3,rad=0.45", arrowstyle="-|>", mutation_scale=12,
-                    color=color, linewidth=1.3, zorder=2,
-                ))  # fmt: skip
-        ax.set_xticks(range(1, len(records) + 1),
-                      [f"{line}  {r.memory_id}" for line, r in enumerate(records, start=1)],
-                      rotation=35, ha="right", fontsize=8.5)
-        ax.set_yticks([])
-        ax.spines[["left", "top", "right"]].set_visible(False)
-        span = max((abs(line_of[r.memory_id] - line_of[r.retracts])
-                    for r in records if r.kind is MemoryKind.RETRACTION and r.retracts in line_of),
-                   default=1)  # fmt: skip
-        ax.set_ylim(-0.3, 0.3 + 0.25 * span)
-        ax.set_xlim(0.4, len(records) + 0.6)
-        ax.set_xlabel("file line (append order): the audit trail")
-        handles = [
-            plt.Line2D([], [], color=c, marker=m, linestyle="", label=k)
-            for k, (c, m) in _KIND_STYLE.items()
-        ]
-        handles.append(plt.Line2D([], [], color="#555555", marker="o", markerfacecolor="white",
-                                  linestyle="", label="hidden by a retraction"))
-        ax.legend(handles=handles, loc="upper left", fontsize=8, frameon=False, ncol=2)
-        n_hidden = sum(1 for r in records if r.memory_id in hidden)
-        ax.set_title(title or f"{len(records)} lines, {n_hidden} hidden, 0 deleted")
-        fig.tight_layout()
-    return fig
-
-
 # -- the exercise: predict the typed error -------------------------------------------------------
 
-# label -> the call, as shown to the student (see _exercise_calls for what really runs).
+# label -> the call, as shown to the student (see exercise_truth for what really runs).
 EXERCISE_CALLS: dict[str, str] = {
     "A": 'engine.recall("layered memory", limit=0)',
     "B": 'store.append(memory_id="conversation-001", ...)   # that id is already stored',
     "C": 'RemoteMemoryStore(store.path, user_id="bob").read_all()',
     "D": 'engine.recall("kubernetes helm chart")',
-    "E": "store.append(...)   # after a crash tore the last line of the file",
+    "E": "store.append(...)   # a crash tore the LAST line: it has no newline",
+    "F": "store.append(...)   # line 3 is a complete line (newline and all), but not JSON",
 }
 
 _HINTS = {
@@ -633,29 +635,35 @@ _HINTS = {
     "B": "it is a validation problem, but a more specific class says exactly which one.",
     "C": "every line parses fine; whose lines are they?",
     "D": "no record shares a term: is that an error, or an explained empty result?",
-    "E": "the file, not your input, is at fault, and the store will not write after it.",
+    "E": "a record commits at its newline. Was the torn one ever committed, and what does "
+    "the next writer do with its bytes?",
+    "F": "this line has its newline: it was committed, and now nobody can read it. Can a "
+    "writer tell what it was?",
 }
 
 
-def exercise_truth(*, as_of: str = "2026-08-02T12:00:00Z") -> dict[str, str | None]:
+def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, str | None]:
     """The error class name each exercise call raises (None: no error), run in a temp dir."""
     truth: dict[str, str | None] = {}
     with tempfile.TemporaryDirectory(prefix="memorylib-07-") as tmp:
-        store = RemoteMemoryStore(Path(tmp) / "store.jsonl")
-        seed_teaching_store(store)
-        engine = RecallEngine(store)
-        torn = RemoteMemoryStore(Path(tmp) / "torn.jsonl")
-        seed_teaching_store(torn)
+        stores = {}
+        for name in ("store", "torn", "damaged"):
+            stores[name] = RemoteMemoryStore(Path(tmp) / f"{name}.jsonl")
+            seed_teaching_store(stores[name])
+        store, torn, damaged = stores["store"], stores["torn"], stores["damaged"]
         tear_last_line(torn)
+        insert_bad_line(damaged, 3)
+        engine = RecallEngine(store)
         calls: dict[str, Callable[[], object]] = {
             "A": lambda: engine.recall("layered memory", limit=0, as_of=as_of),
             "B": lambda: conversation(store, "conversation-001", "again"),
             "C": RemoteMemoryStore(store.path, user_id="bob").read_all,
             "D": lambda: engine.recall("kubernetes helm chart", as_of=as_of),
             "E": lambda: conversation(torn, "conversation-008", "after the crash"),
+            "F": lambda: conversation(damaged, "conversation-008", "after the damage"),
         }
         for label, call in calls.items():
-            error, _ = attempt(call)
+            error = observe(call).error
             truth[label] = None if error == NO_ERROR else error
     return truth
 
@@ -669,26 +677,28 @@ def _as_name(value: object) -> object:
     return value
 
 
-def check_error_predictions(answer: object) -> str:
-    """Self-check for notebook 07: ``answer`` maps "A".."E" to an error class (or its name),
-    or None for "no error". Returns ✅ / ❌ (with hints) / ⏳ (placeholder still there).
+def _same_error(given: object, expected: str | None) -> bool:
+    return _as_name(given) == expected
+
+
+def _shown(given: object) -> str:
+    name = _as_name(given)
+    return "no error" if name is None else str(name)
+
+
+@checker(placeholder="a dict like {'A': SomeErrorClass, ...}")
+def check_error_predictions(answer: object) -> CheckResult:
+    """Self-check for notebook 07: ``answer`` maps "A".."F" to an error class (or its
+    name), or None for "no error". Right when all six are right; wrong with one hint per
+    wrong label; not answered while the placeholder ``...`` (or a ``...`` value) is there.
     """
-    if answer is Ellipsis:
-        return "⏳ Not answered yet: replace ... with a dict like {'A': SomeErrorClass, ...}."
-    if not isinstance(answer, Mapping):
-        return ("❌ The answer must be a dict from 'A'..'E' to an error class (or its name) or "
-                f"None, not {type(answer).__name__}.")
+    given = expect_labels(
+        answer, EXERCISE_CALLS,
+        "a dict from 'A'..'F' to an error class (or its name) or None",
+    )  # fmt: skip
     truth = exercise_truth()
-    missing = [label for label in truth if label not in answer or answer[label] is Ellipsis]
-    if missing:
-        return f"⏳ Not answered yet for {', '.join(missing)}."
-    wrong = []
-    for label, expected in truth.items():
-        given = _as_name(answer[label])
-        if given != expected:
-            shown = given if given is not None else "no error"
-            wrong.append(f"{label}: you said {shown}. Hint: {_HINTS[label]}")
-    if wrong:
-        return f"❌ {len(wrong)} of {len(truth)} wrong:\n  " + "\n  ".join(wrong)
+    mistakes = grade_labels(truth, given, _HINTS, same=_same_error, shown=_shown)
+    if mistakes is not None:
+        return mistakes
     named = {label: expected or "no error" for label, expected in truth.items()}
-    return f"✅ All {len(truth)} right: {named}."
+    return right(f"All {len(truth)} right: {named}.")

@@ -19,11 +19,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent import AgentEvent, agent_loop
-from ..engine import RecallEngine
-from ..replay import Recording, ReplayClient, ReplayError, load_recording
-from ..runtime import ConfigurationError, runtime_client
-from ..tool import run_recall_tool
+import pandas as pd
+
+from memorylib.agent import AgentEvent, agent_loop
+from memorylib.engine import RecallEngine
+from memorylib.notebook.exercises import CheckResult, checker, expect_type, right, wrong
+from memorylib.replay import Recording, ReplayClient, ReplayError, load_recording
+from memorylib.runtime import ConfigurationError, runtime_client
+from memorylib.tool import run_recall_tool
 
 __all__ = [
     "EXERCISE_QUESTION",
@@ -307,10 +310,8 @@ def tool_result_json(run: AgentRun, index: int = 0) -> str:
     return json.dumps(json.loads(results[index]), indent=2, ensure_ascii=False)
 
 
-def tool_hits_frame(run: AgentRun) -> Any:
+def tool_hits_frame(run: AgentRun) -> pd.DataFrame:
     """A DataFrame of every hit the tool returned in the run, with its score breakdown."""
-    import pandas as pd
-
     rows = []
     for result in run.tool_results:
         for hit in result.get("hits", []):
@@ -359,10 +360,8 @@ def _block_types(message: dict[str, Any]) -> str:
     return ", ".join(block.get("type", "?") for block in content or [])
 
 
-def requests_frame(run: AgentRun) -> Any:
+def requests_frame(run: AgentRun) -> pd.DataFrame:
     """What the loop sent on each request (replay keeps them): the checks, made visible."""
-    import pandas as pd
-
     rows = []
     for number, request in enumerate(run.requests, start=1):
         messages = request.get("messages", [])
@@ -385,37 +384,35 @@ EXERCISE_QUESTION = "Which file format did we pick for saving session transcript
 EXERCISE_TARGET = "conversation-001"
 
 
-def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) -> str:
+@checker(placeholder="the query string the model should send")
+def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) -> CheckResult:
     """Self-check: does ``answer``, sent as the tool's query, rank EXERCISE_TARGET first?
 
-    Returns ``✅ ...``, ``❌ ...`` with a hint, or ``⏳ ...`` for the ``...`` placeholder.
+    Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
     """
-    if answer is ...:
-        return "⏳ Not answered yet: replace ... with the query string the model should send."
-    if not isinstance(answer, str):
-        return f"❌ The query must be a str, got {type(answer).__name__}."
+    query = expect_type(answer, str, "a str (the query the model sends)")
     text, is_error = run_recall_tool(
-        {"query": answer, "limit": 3}, engine=engine, as_of=as_of, query_id="q-09-your-turn"
+        {"query": query, "limit": 3}, engine=engine, as_of=as_of, query_id="q-09-your-turn"
     )
     data = json.loads(text)
     if is_error:
-        return f"❌ The tool rejected it ({data['error']['type']}): {data['error']['message']}"
+        return wrong(f"The tool rejected it ({data['error']['type']}): {data['error']['message']}")
     hits = data["hits"]
     if not hits:
-        return (
-            f"❌ No hits for {answer!r}: the {data['searched_records']} records share none of its "
+        return wrong(
+            f"No hits for {query!r}: the {data['searched_records']} records share none of its "
             f"terms {data['query']['terms']}. Retrieval cannot see the chat and does not stem "
             "('transcript' is not 'transcripts'): restate the topic with words the record uses."
         )
     top = hits[0]
     if top["memory_id"] != EXERCISE_TARGET:
-        return (
-            f"❌ The top hit is {top['memory_id']} ({top['source']['title']!r}), not the "
+        return wrong(
+            f"The top hit is {top['memory_id']} ({top['source']['title']!r}), not the "
             "transcript decision. Name what the question is about (session transcripts, their "
             "storage format) rather than words that other decisions share."
         )
-    return (
-        f"✅ {EXERCISE_TARGET} ranks first (total {top['score']:.6f}, matched "
+    return right(
+        f"{EXERCISE_TARGET} ranks first (total {top['score']:.6f}, matched "
         f"{top['score_breakdown']['matched_terms']}): a self-contained query finds the decision "
         "without seeing the conversation."
     )

@@ -9,9 +9,15 @@ notebook's exercise.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
 from memorylib import (
     RecallQuery,
@@ -20,8 +26,10 @@ from memorylib import (
     normalize_recall_query,
     normalize_text,
 )
-from memorylib.notebook.records_views import with_chart_fonts
+from memorylib.notebook.common import with_chart_fonts
+from memorylib.notebook.exercises import CheckResult, checker, expect_sequence, right, wrong
 from memorylib.query import CJK_FIRST, CJK_LAST
+from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
     "EXERCISE_TEXT",
@@ -42,7 +50,7 @@ __all__ = [
 # Fixed values so every output of the notebook is the same on every run.
 VIEW_SCOPE = "course-user-scope"
 VIEW_QUERY_ID = "q-02-view"
-VIEW_ISSUED_AT = "2026-08-02T12:00:00Z"
+VIEW_ISSUED_AT = CHAPTER_CLOCK
 
 # The exercise: predict the terms of this query (fullwidth Latin, case, CJK run).
 EXERCISE_TEXT = "ＳＱＬｉｔｅ  WAL 持久化方案"
@@ -112,14 +120,12 @@ def normalize_view(text: object, *, limit: object = 5) -> dict[str, Any]:
     }
 
 
-def normalization_frame(cases: Iterable[tuple[str, str]]) -> Any:
+def normalization_frame(cases: Iterable[tuple[str, str]]) -> pd.DataFrame:
     """One row per (case label, raw text): input made visible -> normalized_text -> terms.
 
     ``input_chars`` counts the code points of the raw input, which tells apart inputs
     that look the same (a composed "é" is one code point, "e" + U+0301 two).
     """
-    import pandas as pd
-
     rows = []
     for label, text in cases:
         view = normalize_view(text)
@@ -136,10 +142,8 @@ def normalization_frame(cases: Iterable[tuple[str, str]]) -> Any:
     return pd.DataFrame(rows)
 
 
-def query_card(query: RecallQuery) -> Any:
+def query_card(query: RecallQuery) -> pd.DataFrame:
     """A two-column frame (field, value) of one RecallQuery, terms joined by " | "."""
-    import pandas as pd
-
     rows = []
     for key, value in query.to_dict().items():
         shown = " | ".join(value) if key == "terms" else value
@@ -147,18 +151,14 @@ def query_card(query: RecallQuery) -> Any:
     return pd.DataFrame(rows, columns=["field", "value"])
 
 
-def term_table(text: str) -> Any:
+def term_table(text: str) -> pd.DataFrame:
     """Each term of ``text`` with its kind (word / Chinese bigram / single character)."""
-    import pandas as pd
-
     terms = extract_terms(normalize_text(text))
     return pd.DataFrame({"term": list(terms), "kind": [term_kind(t) for t in terms]})
 
 
-def rejection_frame(cases: Iterable[tuple[str, object, object]]) -> Any:
+def rejection_frame(cases: Iterable[tuple[str, object, object]]) -> pd.DataFrame:
     """One row per (label, text, limit): accepted or the error type and message."""
-    import pandas as pd
-
     rows = []
     for label, text, limit in cases:
         view = normalize_view(text, limit=limit)
@@ -174,10 +174,10 @@ def rejection_frame(cases: Iterable[tuple[str, object, object]]) -> Any:
     return pd.DataFrame(rows)
 
 
-def term_count_frame(pairs: Sequence[tuple[str, str, str]] = TERM_COUNT_PAIRS) -> Any:
+def term_count_frame(
+    pairs: Sequence[tuple[str, str, str]] = TERM_COUNT_PAIRS,
+) -> pd.DataFrame:
     """Terms per phrasing of the same question: columns question, english/chinese terms."""
-    import pandas as pd
-
     rows = []
     for label, english, chinese in pairs:
         en = extract_terms(normalize_text(english))
@@ -196,14 +196,11 @@ def term_count_frame(pairs: Sequence[tuple[str, str, str]] = TERM_COUNT_PAIRS) -
 
 
 @with_chart_fonts
-def term_count_chart(frame: Any) -> Any:
+def term_count_chart(frame: pd.DataFrame) -> Figure:
     """Grouped horizontal bars: English words vs Chinese bigrams per question.
 
     Labels are the English question names only (the course has no CJK font).
     """
-    import matplotlib.pyplot as plt
-    import numpy as np
-
     fig, ax = plt.subplots(figsize=(7.0, 3.4))
     y = np.arange(len(frame))
     height = 0.38
@@ -221,20 +218,18 @@ def term_count_chart(frame: Any) -> Any:
     return fig
 
 
-def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> str:
-    """Grade a predicted term tuple for ``text``: ✅ right, ❌ wrong with a hint, ⏳ not yet."""
-    if answer is Ellipsis or answer is None:
-        return "⏳ Not answered yet: replace ... with a tuple of terms, e.g. ('a', 'b')."
-    if isinstance(answer, str) or not isinstance(answer, list | tuple):
-        return "❌ Give a tuple (or list) of strings, one per term, not a single string."
-    if not all(isinstance(t, str) for t in answer):
-        return "❌ Every term must be a str."
+@checker(placeholder="a tuple of terms, e.g. ('a', 'b')")
+def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> CheckResult:
+    """Grade a predicted term tuple for ``text``: right, wrong with a hint, or not answered."""
+    given = expect_sequence(
+        answer, "a tuple (or list) of str, one per term", item=str,
+        item_message="Every term must be a str.",
+    )  # fmt: skip
     expected = extract_terms(normalize_text(text))
-    given = tuple(answer)
     if given == expected:
-        return f"✅ Right: {expected} (NFKC, casefold, words + Chinese bigrams, sorted)."
+        return right(f"Right: {expected} (NFKC, casefold, words + Chinese bigrams, sorted).")
     if sorted(set(given)) == list(expected):
-        return "❌ The right terms, but the contract's terms are sorted and unique."
+        return wrong("The right terms, but the contract's terms are sorted and unique.")
     hints = []
     if any(t != t.casefold() for t in given):
         hints.append("casefold: every term is lower case")
@@ -246,7 +241,7 @@ def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> str:
     extra = [t for t in given if t not in expected]
     if not hints:
         hints.append(f"{len(missing)} term(s) missing, {len(extra)} term(s) that are not terms")
-    return "❌ Not yet: " + "; ".join(hints) + "."
+    return wrong("Not yet: " + "; ".join(hints) + ".")
 
 
 def normalize_widget(initial: str = "  LAYERED   Memory  ") -> Any:
@@ -254,8 +249,6 @@ def normalize_widget(initial: str = "  LAYERED   Memory  ") -> Any:
 
     Only wiring: all content comes from ``normalize_view`` and ``term_table``.
     """
-    import html
-
     import ipywidgets as widgets
 
     box = widgets.Text(

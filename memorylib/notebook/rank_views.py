@@ -35,11 +35,12 @@ from memorylib import (
     score_recall_candidate,
     user_scope_for,
 )
-from memorylib._checks import format_timestamp, parse_timestamp
 from memorylib.candidates import CandidateSet
-from memorylib.notebook.scoring_views import candidate_pool, figure_png
+from memorylib.datasets import COURSE_AS_OF
+from memorylib.notebook.common import candidate_pool, figure_png
+from memorylib.notebook.exercises import CheckResult, checker, expect_sequence, right, wrong
 from memorylib.ranking import rank_key
-from memorylib.scoring import age_in_days
+from memorylib.timestamps import age_in_days, format_timestamp, parse_timestamp
 
 __all__ = [
     "EXERCISE_AS_OF",
@@ -479,7 +480,7 @@ def in_memory_records(
     return tuple(records)
 
 
-EXERCISE_AS_OF = "2026-11-30T09:00:00Z"
+EXERCISE_AS_OF = COURSE_AS_OF
 EXERCISE_QUERY = "harbor recall latency budget"
 # Storage order on purpose: the answer must not depend on it.
 EXERCISE_SPECS: tuple[tuple[str, str, str], ...] = (
@@ -530,27 +531,28 @@ def exercise_order() -> tuple[str, ...]:
     return tuple(hit.memory_id for hit in result.hits)
 
 
-def check_order_answer(answer: object, expected: Sequence[str] | None = None) -> str:
-    """Self-check for the ranking exercise: ``✅`` right, ``❌`` + hint, ``⏳`` placeholder."""
-    if answer is Ellipsis or answer is None:
-        return "⏳ Not answered yet: replace ... with a list of the five memory_ids, best first."
-    if isinstance(answer, str) or not isinstance(answer, list | tuple):
-        return f"❌ The answer should be a list of memory_ids, got {type(answer).__name__}."
-    given = tuple(answer)
-    right = tuple(expected) if expected is not None else exercise_order()
-    if given == right:
-        return "✅ Right: " + " > ".join(right) + " (total, then captured_at, then memory_id)."
-    if sorted(map(str, given)) != sorted(right):
-        return f"❌ Use each of these ids exactly once: {', '.join(sorted(right))}."
+@checker(placeholder="a list of the five memory_ids, best first")
+def check_order_answer(answer: object, expected: Sequence[str] | None = None) -> CheckResult:
+    """Self-check for the ranking exercise: right, wrong with a hint, or not answered yet."""
+    given = expect_sequence(
+        answer, "a list of memory_ids", item=object,
+        item_message="Every element must be a memory_id.",
+    )  # fmt: skip
+    correct = tuple(expected) if expected is not None else exercise_order()
+    if given == correct:
+        order = " > ".join(correct)
+        return right(f"Right: {order} (total, then captured_at, then memory_id).")
+    if sorted(map(str, given)) != sorted(correct):
+        return wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
     query, records = exercise_candidates()
     if given == naive_order(query, records, as_of=EXERCISE_AS_OF):
-        return ("❌ That is sorted(..., key=total): tied rows kept the storage order. "
-                "Break ties with captured_at DESC, then memory_id ASC.")
+        return wrong("That is sorted(..., key=total): tied rows kept the storage order. "
+                     "Break ties with captured_at DESC, then memory_id ASC.")
     hints = []
-    if given[0] != right[0]:
+    if given[0] != correct[0]:
         hints.append("the first place goes to the highest total")
-    tied = [m for m in right if m in ("note-a", "note-b", "note-c")]
+    tied = [m for m in correct if m in ("note-a", "note-b", "note-c")]
     if [m for m in given if m in tied] != tied:
         hints.append("among the three equal totals, the later captured_at comes first and an "
                      "exact tie falls to the smaller memory_id")
-    return "❌ Not quite: " + ("; ".join(hints) or "compare total first, then each key") + "."
+    return wrong("Not quite: " + ("; ".join(hints) or "compare total first, then each key") + ".")

@@ -5,35 +5,58 @@ A StoredMemory is evidence with an owner (``user_scope``), a source and two cloc
 These pure functions turn records, stores and files into DataFrames, text and
 Figures; ``scope_widget`` only wires a text box to ``scope_view``. Also here: the
 two-paths diagram and the stored-vs-recalled table of the index notebook, because
-both are about what a stored record is and is not.
+both are about what a stored record is and is not; and notebook 01's exercise (predict
+what five appends by differently spelled user ids do) and its optional stretch (write
+``user_scope_for`` yourself), with their checkers.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import html
+import random
+import tempfile
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
+
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 
 from memorylib import (
     MemoryKind,
+    MemorySource,
     RecallHit,
     RemoteMemoryError,
+    RemoteMemoryStore,
     StoredMemory,
     user_scope_for,
 )
-from memorylib._checks import parse_timestamp
+from memorylib.notebook.common import NO_ERROR, typed_attempt, with_chart_fonts
+from memorylib.notebook.exercises import (
+    CheckResult,
+    Counterexample,
+    checker,
+    expect_labels,
+    grade_labels,
+    right,
+    wrong,
+)
+from memorylib.timestamps import parse_timestamp
 
 __all__ = [
-    "EXERCISE_USER_ID",
+    "EXERCISE_APPENDS",
+    "SCOPE_EXAMPLES",
     "attempt",
     "capture_lag",
     "capture_lag_chart",
-    "chart_fonts",
-    "check_user_scope",
+    "check_append_predictions",
+    "check_scope_function",
+    "exercise_frame",
+    "exercise_truth",
     "file_scan_frame",
     "jsonl_line",
     "record_card",
@@ -43,50 +66,11 @@ __all__ = [
     "scope_widget",
     "stored_vs_recalled_frame",
     "two_paths_diagram",
-    "with_chart_fonts",
+    "user_store",
     "wrap_bytes",
 ]
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
-# The exercise: compute this user's scope by hand (surrounding spaces and capitals on purpose).
-EXERCISE_USER_ID = "  Dana.Okafor@Northwind.example "
-
 KIND_COLOURS = {"profile": "#d95f02", "conversation": "#1b9e77", "retraction": "#7570b3"}
-
-
-@contextmanager
-def chart_fonts() -> Iterator[None]:
-    """Create a figure with only the installed fonts of ``rcParams["font.family"]``.
-
-    When a configured family is not installed, matplotlib logs "findfont: Font family
-    ... not found" for every text it draws, and those lines land in the notebook's
-    output (and in nbval's comparison). Texts keep the family they were created with,
-    so creating a figure inside this context is enough.
-    """
-    import matplotlib
-    from matplotlib import font_manager
-
-    installed = {entry.name for entry in font_manager.fontManager.ttflist}
-    families = [
-        family
-        for family in matplotlib.rcParams["font.family"]
-        if family in installed or family in font_manager.font_family_aliases
-    ]
-    with matplotlib.rc_context({"font.family": families or ["sans-serif"]}):
-        yield
-
-
-def with_chart_fonts(draw: Callable[P, R]) -> Callable[P, R]:
-    """Decorator: run a chart function inside ``chart_fonts()``."""
-
-    @functools.wraps(draw)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with chart_fonts():
-            return draw(*args, **kwargs)
-
-    return wrapper
 
 
 def attempt(action: Callable[[], object]) -> str:
@@ -107,14 +91,14 @@ def _days(later: str, earlier: str) -> float:
     return round(delta.total_seconds() / 86_400, 2)
 
 
-def records_frame(records: Iterable[StoredMemory], *, include_content: bool = False) -> Any:
+def records_frame(
+    records: Iterable[StoredMemory], *, include_content: bool = False
+) -> pd.DataFrame:
     """One row per record in the given (file) order.
 
     Columns: memory_id, kind, title, captured_at, stored_at, stored_after_days
     (stored_at - captured_at in days), summary (and content if asked).
     """
-    import pandas as pd
-
     rows = []
     for record in records:
         row = {
@@ -141,10 +125,8 @@ def records_frame(records: Iterable[StoredMemory], *, include_content: bool = Fa
     return pd.DataFrame(rows, columns=columns)
 
 
-def record_card(record: StoredMemory) -> Any:
+def record_card(record: StoredMemory) -> pd.DataFrame:
     """A two-column frame (field, value) of one record: its to_dict() flattened."""
-    import pandas as pd
-
     rows = []
     for key, value in record.to_dict().items():
         if isinstance(value, dict):
@@ -180,13 +162,11 @@ def scope_view(user_id: object) -> dict[str, Any]:
     }
 
 
-def scope_frame(user_ids: Iterable[object]) -> Any:
+def scope_frame(user_ids: Iterable[object]) -> pd.DataFrame:
     """One row per user id: the hashed key, the 16-hex user_scope, the file name, the error.
 
     Fields a rejected id does not have are empty strings.
     """
-    import pandas as pd
-
     rows = [
         {key: "" if value is None else value for key, value in scope_view(user_id).items()}
         for user_id in user_ids
@@ -209,13 +189,11 @@ def wrap_bytes(raw: bytes, width: int = 96) -> str:
 
 def file_scan_frame(
     paths: Sequence[str | Path], needles: Sequence[str], *, show: Callable[[Path], str] = str
-) -> Any:
+) -> pd.DataFrame:
     """For each file: its size, line count, and whether each needle occurs in its raw bytes.
 
     ``show`` turns a path into the text displayed (pass ``Workspace.show``).
     """
-    import pandas as pd
-
     rows = []
     for path in paths:
         data = Path(path).read_bytes()
@@ -252,7 +230,7 @@ def capture_lag_chart(
     label_ids: bool | Iterable[str] | None = None,
     title: str | None = None,
     legend_loc: str = "upper left",
-) -> Any:
+) -> Figure:
     """When each record happened (x) against how long it waited to be stored (y).
 
     A point on the zero line was stored the moment it happened; a point above it was
@@ -262,9 +240,6 @@ def capture_lag_chart(
     those memory_ids, None labels every point when there are at most 12.
     ``legend_loc`` is passed to ``ax.legend`` (move it off your labelled points).
     """
-    import matplotlib.dates as mdates
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
     if not records:
         ax.text(0.5, 0.5, "no records", ha="center", va="center", transform=ax.transAxes)
@@ -320,14 +295,12 @@ def capture_lag_chart(
     return fig
 
 
-def stored_vs_recalled_frame(record: StoredMemory, hit: RecallHit) -> Any:
+def stored_vs_recalled_frame(record: StoredMemory, hit: RecallHit) -> pd.DataFrame:
     """The same memory twice: the StoredMemory fields beside the RecallHit fields.
 
     Rows are aligned by meaning (identity, owner, source, time, text, query-only parts);
     a dash marks a field the object does not have.
     """
-    import pandas as pd
-
     b = hit.score_breakdown
     rows = [
         ("identity", f"memory_id={record.memory_id}", f"memory_id={hit.memory_id}"),
@@ -349,11 +322,8 @@ def stored_vs_recalled_frame(record: StoredMemory, hit: RecallHit) -> Any:
 
 
 @with_chart_fonts
-def two_paths_diagram() -> Any:
+def two_paths_diagram() -> Figure:
     """The chapter's two paths from one store: profile at session start, history by tool."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
-
     fig, ax = plt.subplots(figsize=(8.4, 3.8))
     ax.set_xlim(0, 100)
     ax.set_ylim(0, 52)
@@ -408,35 +378,8 @@ def two_paths_diagram() -> Any:
     return fig
 
 
-def check_user_scope(answer: object, user_id: str = EXERCISE_USER_ID) -> str:
-    """Grade a hand-computed user_scope: ✅ right, ❌ wrong with a hint, ⏳ not yet."""
-    if answer is Ellipsis or answer is None:
-        return "⏳ Not answered yet: replace ... with the 16-character user_scope you computed."
-    if not isinstance(answer, str):
-        return f"❌ A user_scope is a str of 16 hex characters, not a {type(answer).__name__}."
-    expected = user_scope_for(user_id)
-    if answer == expected:
-        return f"✅ Right: {expected} is the user_scope the store writes for this user."
-
-    def digest(key: str) -> str:
-        return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-    full = digest(user_id.strip().casefold())
-    if answer == full:
-        return "❌ Close: that is the whole sha256 hex digest; the scope keeps its first 16 chars."
-    if answer in (digest(user_id)[:16], digest(user_id.casefold())[:16]):
-        return "❌ Not yet: strip() the surrounding spaces before hashing."
-    if answer == digest(user_id.strip())[:16]:
-        return "❌ Not yet: casefold() the id, so 'Dana' and 'dana' are the same user."
-    if len(answer) != 16:
-        return f"❌ A user_scope has 16 characters; yours has {len(answer)}."
-    return "❌ Not yet: sha256 of user_id.strip().casefold() encoded as UTF-8, first 16 hex chars."
-
-
 def scope_widget(initial: str = "alice") -> Any:
     """A text box for a user id; shows the hashed key, user_scope and file name as you type."""
-    import html
-
     import ipywidgets as widgets
 
     box = widgets.Text(value=initial, description="user_id", continuous_update=True)
@@ -458,3 +401,154 @@ def scope_widget(initial: str = "alice") -> Any:
     shown.value = render(initial)
     return widgets.VBox([box, shown])
 
+
+
+# -- the exercise: predict what five appends do -------------------------------------------------
+
+
+def user_store(root: str | Path, user_id: str) -> RemoteMemoryStore:
+    """The store of ``user_id`` under ``root``: ``users/memories-<user_scope>.jsonl``,
+    one file per user scope, as the runtime names them (notebook 01, section 5)."""
+    return RemoteMemoryStore(
+        Path(root) / "users" / f"memories-{user_scope_for(user_id)}.jsonl", user_id=user_id
+    )
+
+
+# label -> (user_id, memory_id): appended in this order, each through user_store(...).
+EXERCISE_APPENDS: dict[str, tuple[str, str]] = {
+    "A": ("Dana", "note-1"),
+    "B": (" dana ", "note-2"),
+    "C": ("DANA", "note-1"),
+    "D": ("Dana Okafor", "note-1"),
+    "E": ("dana", "note 3"),
+}
+_EXERCISE_LABELS = (*EXERCISE_APPENDS, "files")
+_EXERCISE_SOURCE = MemorySource(
+    "chat-9", "conversation_transcript", "notes", "2026-08-01T08:00:00Z"
+)
+
+_HINTS = {
+    "A": "nothing is stored for this user yet: is anything wrong with the call itself?",
+    "B": "strip and casefold the user id: whose store is this, and is its memory_id taken?",
+    "C": "which user is 'DANA' after strip + casefold, and which ids are already in that "
+    "user's file?",
+    "D": "memory_ids are unique per store, not across users: is 'dana okafor' the key 'dana'?",
+    "E": "look at the memory_id itself: which characters may an id contain?",
+    "files": "one file per user_scope: how many different keys do the five user ids give, "
+    "and does a rejected append create a file?",
+}
+
+
+def exercise_frame() -> pd.DataFrame:
+    """The five appends of the exercise, in order (user ids shown with their spaces)."""
+    return pd.DataFrame(
+        [
+            (label, f"user_store({user_id!r}).append(memory_id={memory_id!r}, ...)")
+            for label, (user_id, memory_id) in EXERCISE_APPENDS.items()
+        ],
+        columns=["call", "code"],
+    )
+
+
+def exercise_truth() -> dict[str, str | int | None]:
+    """Run the five appends in a temporary directory: each label's error class name (None
+    when the line was written), and ``"files"``: how many store files hold records."""
+    truth: dict[str, str | int | None] = {}
+    with tempfile.TemporaryDirectory(prefix="memorylib-01-") as tmp:
+        for label, (user_id, memory_id) in EXERCISE_APPENDS.items():
+            error, _ = typed_attempt(
+                lambda user_id=user_id, memory_id=memory_id: user_store(tmp, user_id).append(
+                    kind=MemoryKind.CONVERSATION, memory_id=memory_id, content="a note",
+                    summary="a note", source=_EXERCISE_SOURCE, stored_at="2026-08-01T08:00:00Z",
+                )
+            )  # fmt: skip
+            truth[label] = None if error == NO_ERROR else error
+        files = [p for p in (Path(tmp) / "users").glob("memories-*.jsonl") if p.stat().st_size]
+        truth["files"] = len(files)
+    return truth
+
+
+def _as_name(value: object) -> object:
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return value.__name__
+    if isinstance(value, str):
+        text = value.strip()
+        return None if text.lower() in ("", "none", NO_ERROR, "written") else text
+    return value
+
+
+def _same(given: object, expected: str | int | None) -> bool:
+    if isinstance(expected, int):
+        return type(given) is int and given == expected  # not a bool, not "2"
+    return _as_name(given) == expected
+
+
+def _shown(given: object) -> str:
+    if isinstance(given, int | float) and not isinstance(given, bool):
+        return repr(given)
+    name = _as_name(given)
+    return "None (written)" if name is None else repr(name)
+
+
+@checker(placeholder='a dict like {"A": SomeErrorClass, ..., "files": 0}')
+def check_append_predictions(answer: object) -> CheckResult:
+    """Self-check for notebook 01: ``answer`` maps "A".."E" to the error class (or its
+    name) each append raises, or None when it writes its line, and ``"files"`` to the
+    number of store files holding records. Right when all six are right; wrong with one
+    hint per wrong key; not answered while the placeholder ``...`` is there."""
+    given = expect_labels(
+        answer, _EXERCISE_LABELS,
+        "a dict from 'A'..'E' (an error class, its name, or None) and 'files' (an int)",
+    )  # fmt: skip
+    truth = exercise_truth()
+    mistakes = grade_labels(truth, given, _HINTS, same=_same, shown=_shown)
+    if mistakes is not None:
+        return mistakes
+    named = {label: value if value is not None else "written" for label, value in truth.items()}
+    return right(f"All {len(truth)} right: {named}.")
+
+
+# -- optional stretch: write user_scope_for yourself ---------------------------------------------
+
+# Named first (the cases a careless version gets wrong), then generated ones.
+SCOPE_EXAMPLES = (
+    "alice", "  Alice ", "ALICE\t", "Dana.Okafor@Northwind.example", "Straße", "ΣΊΣΥΦΟΣ",
+    "会话-用户",
+)  # fmt: skip
+_ALPHABET = "abcdeXYZ.@-_ßΣσς会话İ "
+
+
+def _generated_ids(count: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    ids = []
+    while len(ids) < count:
+        text = "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(1, 12)))
+        if text.strip():
+            ids.append(rng.choice(["", " ", "\t"]) + text + rng.choice(["", " ", "\n"]))
+    return ids
+
+
+@checker(placeholder="a function my_user_scope(user_id) -> str")
+def check_scope_function(answer: object, *, generated: int = 200) -> CheckResult:
+    """Optional stretch of notebook 01: ``answer`` is a function computing a user_scope.
+
+    It is compared with ``user_scope_for`` on ``SCOPE_EXAMPLES`` and then on ``generated``
+    seeded random ids; the first id where they differ is the counterexample.
+    """
+    if not callable(answer):
+        return wrong(f"The answer must be a function, not {type(answer).__name__}.")
+    stages = [("named", SCOPE_EXAMPLES), ("generated", _generated_ids(generated))]
+    for stage, ids in stages:
+        for user_id in ids:
+            expected = user_scope_for(user_id)
+            try:
+                got = answer(user_id)
+            except Exception as exc:  # the student's code: any failure is an answer to show
+                got = f"raised {type(exc).__name__}: {exc}"
+            if got != expected:
+                return wrong(
+                    "Not yet: your function and user_scope_for disagree.",
+                    counterexample=Counterexample(stage, repr(user_id), repr(expected), repr(got)),
+                )
+    total = len(SCOPE_EXAMPLES) + generated
+    return right(f"Right: your function agrees with user_scope_for on all {total} ids.")

@@ -38,6 +38,13 @@ from memorylib import (
     seed_teaching_store,
 )
 from memorylib.candidates import searchable_terms
+from memorylib.notebook.exercises import (
+    CheckResult,
+    checker,
+    expect_labels,
+    grade_labels,
+    right,
+)
 from memorylib.query import extract_terms, normalize_text
 
 __all__ = [
@@ -589,33 +596,27 @@ _HINTS = {
 }
 
 
-def check_render_predictions(answer: object) -> str:
+def _same_count(given: object, expected: int | str) -> bool:
+    if isinstance(given, str):
+        given = given.strip().lower()
+    return not isinstance(given, bool) and given == expected
+
+
+@checker(placeholder="a dict like {'A': 3, 'B': 'rejected', ...}")
+def check_render_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 06: ``answer`` maps "A".."E" to a hit count or "rejected".
 
-    Returns a line starting with ✅ (all right), ❌ (what is wrong, with a hint) or
-    ⏳ (the placeholder ``...`` is still there).
+    Right when all five are right; wrong with one hint per wrong label; not answered
+    while the placeholder ``...`` (or a ``...`` value) is still there.
     """
-    if answer is Ellipsis or answer is None:
-        return "⏳ Not answered yet: replace ... with a dict like {'A': 3, 'B': 'rejected', ...}."
-    if not isinstance(answer, Mapping):
-        return (
-            "❌ The answer must be a dict from 'A'..'E' to a number or 'rejected', "
-            f"not {type(answer).__name__}."
-        )
+    given = expect_labels(
+        answer, EXERCISE_CALLS, "a dict from 'A'..'E' to a number or 'rejected'"
+    )
     truth = exercise_truth()
-    missing = [label for label in truth if label not in answer or answer[label] is Ellipsis]
-    if missing:
-        return f"⏳ Not answered yet for {', '.join(missing)}."
-    wrong = []
-    for label, expected in truth.items():
-        given = answer[label]
-        if isinstance(given, str):
-            given = given.strip().lower()
-        if isinstance(given, bool) or given != expected:
-            wrong.append(f"{label}: you said {answer[label]!r}. Hint: {_HINTS[label]}")
-    if wrong:
-        return f"❌ {len(wrong)} of {len(truth)} wrong:\n  " + "\n  ".join(wrong)
-    return (
-        f"✅ All {len(truth)} right: {truth}. Only conversation records can become hits, "
+    mistakes = grade_labels(truth, given, _HINTS, same=_same_count)
+    if mistakes is not None:
+        return mistakes
+    return right(
+        f"All {len(truth)} right: {truth}. Only conversation records can become hits, "
         "the limit caps them, and a rejected query never reaches the renderer."
     )

@@ -10,7 +10,6 @@ wires ipywidgets sliders to ``scoring_view``.
 from __future__ import annotations
 
 import html
-import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -37,10 +36,11 @@ from memorylib import (
     score_recall_candidate,
     user_scope_for,
 )
-from memorylib._checks import format_timestamp, parse_timestamp
 from memorylib.candidates import CandidateSet
+from memorylib.notebook.common import candidate_pool, figure_png
+from memorylib.notebook.exercises import CheckResult, checker, expect_number, right, wrong
 from memorylib.ranking import rank_key
-from memorylib.scoring import age_in_days
+from memorylib.timestamps import CHAPTER_CLOCK, age_in_days, format_timestamp, parse_timestamp
 
 __all__ = [
     "BREAKDOWN_FIELDS",
@@ -55,7 +55,6 @@ __all__ = [
     "contribution_figure",
     "exercise_breakdown",
     "exercise_facts",
-    "figure_png",
     "hypothetical_breakdown",
     "overtake_frame",
     "policy_comparison_frame",
@@ -77,14 +76,6 @@ BREAKDOWN_FIELDS = (
     "total",
 )
 _TOLERANCE = 5e-7  # the breakdown is rounded to 6 places
-
-
-def candidate_pool(
-    candidates: CandidateSet | Iterable[RecallCandidate],
-) -> tuple[RecallCandidate, ...]:
-    if isinstance(candidates, CandidateSet):
-        return candidates.candidates
-    return tuple(candidates)
 
 
 # -- frames over real candidates ---------------------------------------------------------
@@ -377,7 +368,7 @@ def overtake_frame(
 
 # -- the widget's model: one hypothetical record under a chosen policy --------------------
 
-_EXPLORER_AS_OF = "2026-08-02T12:00:00Z"
+_EXPLORER_AS_OF = CHAPTER_CLOCK  # the chapter's clock: any fixed moment would do
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,14 +456,6 @@ def scoring_view(state: ScoringState) -> tuple[pd.DataFrame, Figure]:
         ),
     )
     return frame, fig
-
-
-def figure_png(fig: Figure) -> bytes:
-    """The figure as PNG bytes, then closed (for an ipywidgets Image)."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    return buffer.getvalue()
 
 
 def scoring_explorer(state: ScoringState = ScoringState()) -> Any:
@@ -569,22 +552,18 @@ def exercise_breakdown() -> RecallScoreBreakdown:
 # -- the exercise checker -----------------------------------------------------------------
 
 
-def check_total_answer(answer: object, breakdown: RecallScoreBreakdown) -> str:
+@checker(placeholder="your total (a float)")
+def check_total_answer(answer: object, breakdown: RecallScoreBreakdown) -> CheckResult:
     """Self-check: is ``answer`` the total of ``breakdown`` (to 6 places)?
 
-    Returns one line: ``✅`` right, ``❌`` wrong with a hint, ``⏳`` for the ``...`` placeholder.
+    Right, wrong with a hint (which part of the formula the number matches), or not
+    answered yet for the ``...`` placeholder.
     """
-    if answer is Ellipsis or answer is None:
-        return "⏳ Not answered yet: replace ... with your total (a float)."
-    if isinstance(answer, bool) or not isinstance(answer, int | float):
-        return f"❌ The answer should be a number, got {type(answer).__name__}."
-    value = float(answer)
-    if not math.isfinite(value):
-        return "❌ The answer should be a finite number."
+    value = expect_number(answer)
     b = breakdown
     if abs(round(value, 6) - b.total) < _TOLERANCE:
-        return (
-            f"✅ Right: {b.lexical_weight:g} × {b.lexical_coverage:.6f} + "
+        return right(
+            f"Right: {b.lexical_weight:g} × {b.lexical_coverage:.6f} + "
             f"{b.recency_weight:g} × {b.recency:.6f} = {b.total:.6f}."
         )
     hints = [
@@ -600,10 +579,10 @@ def check_total_answer(answer: object, breakdown: RecallScoreBreakdown) -> str:
             "recency is not 1: it decays with age as 1 / (1 + age_days / 30).",
         ),
     ]
-    for wrong, hint in hints:
-        if abs(value - wrong) < 1e-4:
-            return f"❌ Not quite: {hint}"
-    return (
-        "❌ Not quite. coverage = matched / query terms; recency = 1 / (1 + age_days / 30); "
+    for mistaken, hint in hints:
+        if abs(value - mistaken) < 1e-4:
+            return wrong(f"Not quite: {hint}")
+    return wrong(
+        "Not quite. coverage = matched / query terms; recency = 1 / (1 + age_days / 30); "
         "total = 0.85 × coverage + 0.15 × recency."
     )

@@ -1,0 +1,574 @@
+"""Measure rankers on the graded evaluation set: ``python -m memorylib eval``.
+
+``data/eval_queries.json`` (123 hand-judged queries, grades 0-3, split into ``dev`` and
+``heldout``; see data/README.md) is run against the course corpus, one store per user,
+with the real engine (``RecallEngine.recall(text, limit=10, as_of=..., query_id=...)``),
+once per scorer. Each query gets the metrics of ``memorylib.metrics``; the table shows
+their means per split and scorer:
+
+* ``recall@5``, ``recall@10``, ``MRR``, ``nDCG@10`` over the **answerable** queries (a
+  record of grade >= 2 exists); a query with no hit scores 0 on each;
+* ``abstain``: of the ``no_relevant`` queries (every record graded 0), how many got no
+  hit at all. They are never averaged into the four ranking metrics;
+* ``empty``: of the answerable queries, how many got no hit (what abstaining costs).
+
+Scorers (``standard_scorers``): ``coverage`` (the chapter's, the default), ``bm25``,
+``hybrid``, and ``bm25+evidence`` / ``hybrid+evidence``: the same with
+``min_evidence=STRICT_MIN_EVIDENCE``. That number is the only tuned one and was chosen on
+the **dev** split alone by ``tune_min_evidence`` (its rule is in its docstring; a test
+re-runs it); the held-out split is reported, never tuned on. The hybrid's weights are the
+chapter's 0.85 / 0.15 and BM25's k1 = 1.2, b = 0.75 are the textbook values: not tuned.
+
+A scoring function of your own (``score_recall_candidate``'s signature) becomes another
+row: ``--scorer module:function`` or ``--scorer path/to/file.py:function``
+(``load_score_function``). Everything is deterministic: fixed clocks and query ids.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import sys
+import tempfile
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from .datasets import COURSE_USERS, build_course_store, data_dir
+from .engine import RecallEngine
+from .errors import RemoteMemoryError, RemoteMemoryValidationError
+from .metrics import (
+    RELEVANT_GRADE,
+    abstained,
+    is_answerable,
+    mean,
+    ndcg_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+from .ranking import ScoreFunction
+from .scoring import DEFAULT_POLICY, ScoringPolicy
+from .store import RemoteMemoryStore
+
+__all__ = [
+    "DEPTH",
+    "EVAL_FILE",
+    "METRICS",
+    "SPLITS",
+    "STRICT_MIN_EVIDENCE",
+    "CourseStores",
+    "EvalQuery",
+    "EvalReport",
+    "QueryOutcome",
+    "Scorer",
+    "ScoringFunctionError",
+    "SummaryRow",
+    "evaluate",
+    "format_table",
+    "load_eval_queries",
+    "load_score_function",
+    "main",
+    "run_scorer",
+    "standard_scorers",
+    "summarize",
+    "tune_min_evidence",
+]
+
+EVAL_FILE = "eval_queries.json"
+SPLITS = ("dev", "heldout")
+DEPTH = 10  # recall's largest limit: every ranking is cut here
+METRICS = ("recall@5", "recall@10", "MRR", "nDCG@10")
+# Chosen on dev by tune_min_evidence() (tests/test_evaluation.py re-runs the rule).
+STRICT_MIN_EVIDENCE = 0.4
+TUNING_GRID = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 .. 0.95
+
+
+# -- the evaluation set -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    """One query of ``eval_queries.json`` (fields as documented in data/README.md)."""
+
+    query_id: str
+    user_id: str
+    text: str
+    as_of: str
+    language: str
+    category: str
+    teaches: str | None
+    split: str
+    judgments: Mapping[str, int]
+    rationale: str
+
+    @property
+    def answerable(self) -> bool:
+        return is_answerable(self.judgments)
+
+
+_QUERY_FIELDS = tuple(f for f in EvalQuery.__dataclass_fields__)
+
+
+def load_eval_queries(path: str | Path | None = None) -> tuple[EvalQuery, ...]:
+    """The evaluation set, in file order. Checks the shape the evaluation relies on
+    (fields, grades 0..3, splits, unique ids); tests/test_eval_set.py checks the rest."""
+    target = Path(path) if path is not None else data_dir() / EVAL_FILE
+    try:
+        payload = json.loads(target.read_text(encoding="utf-8"))
+        items = payload["queries"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RemoteMemoryValidationError(f"{target.name}: not an evaluation set ({exc})") from None
+    queries: list[EvalQuery] = []
+    seen: set[str] = set()
+    for position, item in enumerate(items):
+        where = f"{target.name}: query {position}"
+        if not isinstance(item, dict) or tuple(item) != _QUERY_FIELDS:
+            raise RemoteMemoryValidationError(f"{where}: fields must be {', '.join(_QUERY_FIELDS)}")
+        grades = item["judgments"]
+        if not isinstance(grades, dict) or not all(
+            type(g) is int and 0 <= g <= 3 for g in grades.values()
+        ):
+            raise RemoteMemoryValidationError(f"{where}: judgments must map ids to grades 0..3")
+        if item["split"] not in SPLITS:
+            raise RemoteMemoryValidationError(f"{where}: split must be dev or heldout")
+        if item["query_id"] in seen:
+            raise RemoteMemoryValidationError(f"{where}: duplicate query_id {item['query_id']!r}")
+        seen.add(item["query_id"])
+        queries.append(EvalQuery(**{**item, "judgments": dict(grades)}))
+    return tuple(queries)
+
+
+class ScoringFunctionError(RemoteMemoryError):
+    """A scoring function of your own raised, or returned something else than a breakdown."""
+
+
+# -- scorers ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """A row of the table: a policy, and optionally a scoring function of your own."""
+
+    name: str
+    policy: ScoringPolicy = DEFAULT_POLICY
+    score: ScoreFunction | None = field(default=None, compare=False)
+    note: str = ""
+
+
+def standard_scorers(min_evidence: float = STRICT_MIN_EVIDENCE) -> tuple[Scorer, ...]:
+    """coverage, bm25, hybrid, bm25+evidence, hybrid+evidence (in that order)."""
+    return (
+        Scorer("coverage", ScoringPolicy(), note="the chapter's: matched / query terms"),
+        Scorer("bm25", ScoringPolicy.bm25(), note="k1 1.2, b 0.75"),
+        Scorer("hybrid", ScoringPolicy.hybrid(), note="0.85 BM25/best + 0.15 recency"),
+        Scorer(
+            "bm25+evidence",
+            ScoringPolicy.bm25(min_evidence=min_evidence),
+            note=f"min_evidence {min_evidence:g}",
+        ),
+        Scorer(
+            "hybrid+evidence",
+            ScoringPolicy.hybrid(min_evidence=min_evidence),
+            note=f"min_evidence {min_evidence:g}",
+        ),
+    )
+
+
+def load_score_function(spec: str) -> ScoreFunction:
+    """``module:function`` (importable) or ``path/to/file.py:function`` -> the function."""
+    where, sep, name = spec.rpartition(":")
+    if not sep or not where or not name.isidentifier():
+        raise RemoteMemoryValidationError(
+            f"--scorer {spec!r}: write module:function or path/to/file.py:function"
+        )
+    try:
+        if where.endswith(".py"):
+            path = Path(where)
+            if not path.is_file():
+                raise RemoteMemoryValidationError(f"--scorer {spec!r}: no file {where!r}")
+            loader = importlib.util.spec_from_file_location(f"memorylib_eval_{path.stem}", path)
+            assert loader is not None and loader.loader is not None
+            module = importlib.util.module_from_spec(loader)
+            loader.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except RemoteMemoryError:
+        raise
+    except Exception as exc:  # a syntax error in a student's file: say so, no traceback
+        raise RemoteMemoryValidationError(
+            f"--scorer {spec!r}: cannot load {where!r}: {type(exc).__name__}: {exc}"
+        ) from exc
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise RemoteMemoryValidationError(f"--scorer {spec!r}: {name!r} is not a function there")
+    return function
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+class CourseStores:
+    """One store per course user, built on first use in a temporary folder (removed when
+    this object is closed or collected). Stores are read, never written, by recall."""
+
+    def __init__(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="memorylib-eval-")
+        self._finalizer = weakref.finalize(self, self._tmp.cleanup)
+        self._stores: dict[str, RemoteMemoryStore] = {}
+
+    def store(self, user_id: str) -> RemoteMemoryStore:
+        if user_id not in self._stores:
+            if user_id not in COURSE_USERS:
+                raise RemoteMemoryValidationError(f"{user_id!r} is not a course user")
+            self._stores[user_id] = build_course_store(Path(self._tmp.name), user_id)
+        return self._stores[user_id]
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def __enter__(self) -> CourseStores:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class QueryOutcome:
+    """One query under one scorer: what came back and what it is worth."""
+
+    scorer: str
+    query_id: str
+    split: str
+    category: str
+    language: str
+    user_id: str
+    text: str
+    answerable: bool
+    hits: tuple[str, ...]
+    grades: tuple[int, ...]  # the grade of each hit, in rank order
+    empty_reason: str | None
+    recall_at_5: float | None  # None for a query with nothing relevant
+    recall_at_10: float | None
+    reciprocal_rank: float | None
+    ndcg_at_10: float | None
+
+    @property
+    def abstained(self) -> bool:
+        return abstained(self.hits)
+
+
+def run_scorer(
+    scorer: Scorer, queries: Iterable[EvalQuery], stores: CourseStores
+) -> tuple[QueryOutcome, ...]:
+    """Recall every query (limit 10, its as_of and query_id) with ``scorer``; score it."""
+    engines: dict[str, RecallEngine] = {}
+    outcomes = []
+    for query in queries:
+        if query.user_id not in engines:
+            engines[query.user_id] = RecallEngine(
+                stores.store(query.user_id), policy=scorer.policy, score=scorer.score
+            )
+        try:
+            result = engines[query.user_id].recall(
+                query.text, limit=DEPTH, as_of=query.as_of, query_id=query.query_id
+            )
+        except Exception as exc:
+            if scorer.score is None or isinstance(exc, RemoteMemoryError):
+                raise
+            raise ScoringFunctionError(
+                f"{scorer.name} failed on {query.query_id} ({query.text!r}): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        ranking = tuple(hit.memory_id for hit in result.hits)
+        answerable = query.answerable
+        judged = query.judgments
+        outcomes.append(
+            QueryOutcome(
+                scorer=scorer.name,
+                query_id=query.query_id,
+                split=query.split,
+                category=query.category,
+                language=query.language,
+                user_id=query.user_id,
+                text=query.text,
+                answerable=answerable,
+                hits=ranking,
+                grades=tuple(judged.get(memory_id, 0) for memory_id in ranking),
+                empty_reason=result.empty_reason,
+                recall_at_5=recall_at_k(ranking, judged, 5) if answerable else None,
+                recall_at_10=recall_at_k(ranking, judged, 10) if answerable else None,
+                reciprocal_rank=reciprocal_rank(ranking, judged) if answerable else None,
+                ndcg_at_10=ndcg_at_k(ranking, judged, 10) if answerable else None,
+            )
+        )
+    return tuple(outcomes)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """Means over one split for one scorer (rounded to 3 places), and the abstention counts."""
+
+    split: str
+    scorer: str
+    answerable: int
+    recall_at_5: float
+    recall_at_10: float
+    mrr: float
+    ndcg_at_10: float
+    no_relevant: int
+    abstained: int  # of the no_relevant queries
+    empty_answerable: int  # answerable queries that got no hit
+
+    @property
+    def abstention(self) -> float | None:
+        return self.abstained / self.no_relevant if self.no_relevant else None
+
+    def metric(self, name: str) -> float:
+        return {
+            "recall@5": self.recall_at_5,
+            "recall@10": self.recall_at_10,
+            "MRR": self.mrr,
+            "nDCG@10": self.ndcg_at_10,
+        }[name]
+
+
+def summarize(outcomes: Sequence[QueryOutcome], *, split: str, scorer: str) -> SummaryRow:
+    """The table row of ``outcomes`` (one split, one scorer)."""
+    mine = [o for o in outcomes if o.split == split and o.scorer == scorer]
+    scored = [o for o in mine if o.answerable]
+    unanswerable = [o for o in mine if not o.answerable]
+
+    def average(name: str) -> float:
+        return round(mean(getattr(o, name) for o in scored), 3)
+
+    return SummaryRow(
+        split=split,
+        scorer=scorer,
+        answerable=len(scored),
+        recall_at_5=average("recall_at_5"),
+        recall_at_10=average("recall_at_10"),
+        mrr=average("reciprocal_rank"),
+        ndcg_at_10=average("ndcg_at_10"),
+        no_relevant=len(unanswerable),
+        abstained=sum(o.abstained for o in unanswerable),
+        empty_answerable=sum(o.abstained for o in scored),
+    )
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    rows: tuple[SummaryRow, ...]
+    outcomes: tuple[QueryOutcome, ...]
+    scorers: tuple[Scorer, ...]
+    splits: tuple[str, ...]
+
+    def row(self, split: str, scorer: str) -> SummaryRow:
+        return next(r for r in self.rows if r.split == split and r.scorer == scorer)
+
+
+def evaluate(
+    scorers: Sequence[Scorer] | None = None,
+    *,
+    splits: Sequence[str] = SPLITS,
+    queries: Sequence[EvalQuery] | None = None,
+    stores: CourseStores | None = None,
+) -> EvalReport:
+    """Every scorer on every split: the table's rows and every query's outcome."""
+    scorers = tuple(standard_scorers() if scorers is None else scorers)
+    names = [s.name for s in scorers]
+    if len(set(names)) != len(names):
+        raise RemoteMemoryValidationError(f"scorer names must be unique, got {names}")
+    if not set(splits) <= set(SPLITS) or not splits:
+        raise RemoteMemoryValidationError(f"splits must be among {SPLITS}, got {splits!r}")
+    chosen = [q for q in (load_eval_queries() if queries is None else queries) if q.split in splits]
+    own = stores is None
+    stores = CourseStores() if stores is None else stores
+    try:
+        outcomes = tuple(o for s in scorers for o in run_scorer(s, chosen, stores))
+    finally:
+        if own:
+            stores.close()
+    rows = tuple(
+        summarize(outcomes, split=split, scorer=s.name) for split in splits for s in scorers
+    )
+    return EvalReport(rows, outcomes, scorers, tuple(splits))
+
+
+def tune_min_evidence(
+    queries: Sequence[EvalQuery],
+    stores: CourseStores | None = None,
+    *,
+    grid: Sequence[float] = TUNING_GRID,
+) -> tuple[float, list[dict[str, Any]]]:
+    """Choose the ``+evidence`` rows' ``min_evidence`` on DEV queries only.
+
+    A threshold trades two kinds of question against each other: it empties the results
+    of questions the history cannot answer (good) and of answerable ones whose answer is
+    worded differently (bad). The rule weighs the two kinds equally, however many of each
+    the split holds: for each threshold of ``grid`` (0 = none), the objective is the mean
+    of dev nDCG@10 over the answerable queries and the abstention rate over the
+    ``no_relevant`` queries, averaged over bm25 and hybrid; the highest objective wins,
+    the smallest threshold on a tie. Returns it and the whole curve (one dict per
+    threshold). Held-out queries are refused: they are never tuned on.
+    """
+    if any(q.split != "dev" for q in queries):
+        raise RemoteMemoryValidationError("tune_min_evidence takes dev queries only")
+    kinds = {"bm25": ScoringPolicy.bm25, "hybrid": ScoringPolicy.hybrid}
+    thresholds = sorted({0.0, *grid})
+    candidates = [
+        Scorer(f"{kind}@{t:g}", factory(min_evidence=t))
+        for t in thresholds
+        for kind, factory in kinds.items()
+    ]
+    report = evaluate(candidates, splits=("dev",), queries=queries, stores=stores)
+    curve: list[dict[str, Any]] = []
+    for t in thresholds:
+        rows = [report.row("dev", f"{kind}@{t:g}") for kind in kinds]
+        parts = [(r.ndcg_at_10 + (r.abstention or 0.0)) / 2 for r in rows]
+        curve.append(
+            {
+                "min_evidence": t,
+                "bm25 nDCG@10": rows[0].ndcg_at_10,
+                "hybrid nDCG@10": rows[1].ndcg_at_10,
+                "abstained": rows[0].abstained,
+                "no_relevant": rows[0].no_relevant,
+                "answerable": rows[0].answerable,
+                "empty answerable": rows[0].empty_answerable,
+                "objective": round(sum(parts) / len(parts), 4),
+            }
+        )
+    best = max(curve, key=lambda point: (point["objective"], -point["min_evidence"]))
+    return best["min_evidence"], curve
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def _fraction(count: int, total: int) -> str:
+    return f"{count}/{total}" if total else "-"
+
+
+def format_table(report: EvalReport) -> str:
+    """The table as fixed-width text (what the CLI prints)."""
+    width = max(len("scorer"), *(len(s.name) for s in report.scorers))
+    head = (
+        f"{'split':<8} {'scorer':<{width}} {'queries':>7} {'recall@5':>8} {'recall@10':>9} "
+        f"{'MRR':>6} {'nDCG@10':>7}   {'abstain':>7} {'empty':>6}"
+    )
+    lines = [head, "-" * len(head)]
+    for split in report.splits:
+        for scorer in report.scorers:
+            r = report.row(split, scorer.name)
+            lines.append(
+                f"{split:<8} {scorer.name:<{width}} {r.answerable:>7} {r.recall_at_5:>8.3f} "
+                f"{r.recall_at_10:>9.3f} {r.mrr:>6.3f} {r.ndcg_at_10:>7.3f}   "
+                f"{_fraction(r.abstained, r.no_relevant):>7} "
+                f"{_fraction(r.empty_answerable, r.answerable):>6}"
+            )
+    return "\n".join(lines)
+
+
+def legend(report: EvalReport) -> str:
+    notes = "; ".join(f"{s.name}: {s.note}" for s in report.scorers if s.note)
+    return (
+        f"queries: answerable queries (a record of grade >= {RELEVANT_GRADE}); metrics are "
+        "their means, a query with no hit counting 0.\n"
+        "relevant = grade >= 2 (recall, MRR); nDCG@10 gain = grade (0-3), ideal = every "
+        "judged record.\n"
+        "abstain: no_relevant queries (nothing relevant) that got no hit; empty: answerable "
+        "queries that got no hit.\n"
+        f"limit {DEPTH}, each query's own as_of and query_id. {notes}.\n"
+        f"min_evidence {STRICT_MIN_EVIDENCE:g} was chosen on dev only (tune_min_evidence); "
+        "heldout is reported, never tuned on."
+    )
+
+
+def report_json(report: EvalReport, *, per_query: bool = False) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "settings": {
+            "limit": DEPTH,
+            "relevant_grade": RELEVANT_GRADE,
+            "ndcg_gain": "grade",
+            "strict_min_evidence": STRICT_MIN_EVIDENCE,
+            "scorers": {s.name: s.note for s in report.scorers},
+        },
+        "rows": [{**asdict(r), "abstention": r.abstention} for r in report.rows],
+    }
+    if per_query:
+        payload["queries"] = [
+            {**asdict(o), "hits": list(o.hits), "grades": list(o.grades)} for o in report.outcomes
+        ]
+    return payload
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--split",
+        choices=(*SPLITS, "both"),
+        default="both",
+        help="which split to report (default: both)",
+    )
+    parser.add_argument(
+        "--scorer",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNCTION",
+        help="add your own scoring function as a row (module:function or file.py:function); "
+        "repeatable",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    parser.add_argument(
+        "--per-query",
+        action="store_true",
+        help="with --json: every query's hits, grades and metrics too",
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = sys.stdout if out is None else out
+    splits = SPLITS if args.split == "both" else (args.split,)
+    scorers = list(standard_scorers())
+    for spec in args.scorer:
+        function = load_score_function(spec)
+        name = f"yours:{spec.rpartition(':')[2]}"
+        if any(s.name == name for s in scorers):
+            name = f"{name}#{len(scorers) + 1}"
+        scorers.append(Scorer(name, DEFAULT_POLICY, function, note=spec))
+    report = evaluate(scorers, splits=splits)
+    if args.json:
+        print(
+            json.dumps(report_json(report, per_query=args.per_query), indent=2, ensure_ascii=False),
+            file=out,
+        )
+    else:
+        print(format_table(report), file=out)
+        print(file=out)
+        print(legend(report), file=out)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m memorylib.evaluation`` (the same as ``python -m memorylib eval``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m memorylib eval",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    try:
+        return run(parser.parse_args(argv))
+    except RemoteMemoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

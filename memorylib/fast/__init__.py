@@ -1,0 +1,19 @@
+"""The fast path: everything here exists only for speed, and is proven equal.
+
+The reference modules (``memorylib.query``, ``store``, ``records``, ``candidates``,
+``ranking``, ...) are the contract as a student reads it. This subpackage answers
+the same questions quicker at 100,000 records:
+
+* ``tokenizer``: ``extract_terms(normalize_text(text))`` for one text by regex, and for
+  thousands of texts at once with numpy;
+* ``codec``: a store line -> ``StoredMemory`` without the generic JSON decoder, for
+  lines exactly as ``store.encode_line`` writes them (anything else takes the
+  reference path);
+* ``log``: an incremental view of a store file (only the bytes it gained are read);
+* ``index``: an inverted index that answers ``RecallEngine.recall``.
+
+It imports the reference modules' public names only, and nothing in the reference
+layer imports it (``make test`` checks both with import-linter). The engine chooses
+the path. Differential property tests (``tests/test_fast_equivalence.py``,
+``tests/test_index.py``) hold every function here equal to its reference.
+"""

@@ -1,0 +1,457 @@
+"""Stage 2 build-it (notebook 03): ``build_recall_candidates``.
+
+Checked against ``memorylib.candidates`` on what the chapter's contract fixes: which
+records are candidates and in what order, the stored record itself (not a copy), the
+searchable and matched terms, ``captured_at`` as a datetime, ``searched_records`` and
+``retracted_records``. (The counts the BM25 scorers need, ``term_frequencies``,
+``length`` and ``corpus``, are beyond the chapter and not checked.)
+
+Generated stores hold a few conversations, profiles and retractions whose text uses the
+query's words in other cases, in fullwidth, with punctuation, as parts of longer words
+("memorylib") and in Chinese, so normalizing, term matching and the kinds all matter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from memorylib.candidates import CandidateSet, build_recall_candidates
+from memorylib.errors import RemoteMemoryScopeError
+from memorylib.interface import user_scope_for
+from memorylib.notebook.buildit.engine import Example, Exercise, Malformed, Mistake
+from memorylib.notebook.buildit.fixtures import (
+    CHAPTER_QUERY,
+    RecordSpec,
+    build_records,
+    chapter_records,
+    make_query,
+    show_records,
+    spec_shrinks,
+)
+from memorylib.notebook.buildit.generate import pick_weighted, replaced, shrink_sequence
+from memorylib.query import extract_terms, normalize_text
+from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
+from memorylib.timestamps import parse_timestamp
+
+__all__ = ["BUILD_RECALL_CANDIDATES", "CandidatesCase"]
+
+
+@dataclass(frozen=True)
+class CandidatesCase:
+    """A query over records. ``words``/``specs`` describe generated cases (for shrinking)."""
+
+    query: RecallQuery
+    records: tuple[StoredMemory, ...]
+    words: tuple[str, ...] = ()
+    specs: tuple[RecordSpec, ...] = ()
+
+
+# Query words, and the record words that test them: other case, fullwidth, punctuation,
+# longer words that contain them, Chinese.
+QUERY_WORDS = ("memory", "cache", "recall", "layered", "记忆")
+RECORD_WORDS: tuple[tuple[str, float], ...] = (
+    ("memory", 4),
+    ("cache", 3),
+    ("recall", 2),
+    ("layered", 2),
+    ("Memory", 2),
+    ("CACHE", 1),
+    ("ｍｅｍｏｒｙ", 1),
+    ("memory,", 1),
+    ("(cache)", 1),
+    ("memorylib", 2),
+    ("caches", 2),
+    ("recalled", 1),
+    ("分层记忆", 2),
+    ("记", 1),
+    ("note", 3),
+    ("design", 2),
+)
+PLAIN = {
+    "Memory": "memory",
+    "CACHE": "cache",
+    "ｍｅｍｏｒｙ": "memory",
+    "memory,": "memory",
+    "(cache)": "cache",
+    "memorylib": "note",
+    "caches": "note",
+    "recalled": "note",
+    "分层记忆": "记忆",
+}
+
+
+def _case(words: tuple[str, ...], specs: tuple[RecordSpec, ...]) -> CandidatesCase:
+    return CandidatesCase(make_query(" ".join(words)), build_records(specs), words, specs)
+
+
+def _generate(rng: random.Random) -> CandidatesCase:
+    words = tuple(rng.sample(QUERY_WORDS, rng.choice((1, 1, 2, 2, 3))))
+    ids = rng.sample([f"m{n}" for n in range(1, 10)], 9)
+    specs: list[RecordSpec] = []
+    for memory_id in ids[: rng.choice(range(6))]:
+        conversations = [s.memory_id for s in specs if s.kind == "conversation"]
+        kind = pick_weighted(rng, (("conversation", 7), ("profile", 1.5), ("retraction", 1.5)))
+        if kind == "retraction" and conversations:
+            specs.append(RecordSpec(memory_id, "retraction", retracts=rng.choice(conversations)))
+            continue
+        kind = "conversation" if kind == "retraction" else kind
+
+        def text() -> tuple[str, ...]:
+            return tuple(pick_weighted(rng, RECORD_WORDS) for _ in range(rng.choice((1, 1, 2, 3))))
+
+        specs.append(
+            RecordSpec(memory_id, kind, text(), text(), captured_days_before=rng.choice((1, 2, 40)))
+        )
+    return _case(words, tuple(specs))
+
+
+def _shrink(case: CandidatesCase) -> Iterator[CandidatesCase]:
+    if not case.specs and not case.words:
+        return  # a worked example: nothing to shrink
+    for specs in shrink_sequence(case.specs):
+        yield _case(case.words, specs)
+    if len(case.words) > 1:
+        for words in shrink_sequence(case.words):
+            yield _case(words, case.specs)
+    for position, spec in enumerate(case.specs):
+        simpler = [replace(spec, kind="conversation")] if spec.kind == "profile" else []
+        for smaller in simpler + spec_shrinks(spec, PLAIN):
+            yield _case(case.words, replaced(case.specs, position, smaller))
+
+
+# -- comparing -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    memory_id: str
+    query_id: str
+    holds_the_record: bool
+    searchable_terms: tuple[str, ...]
+    matched_terms: tuple[str, ...]
+    captured_at: datetime
+
+
+@dataclass(frozen=True)
+class _Found:
+    query_id: str
+    searched_records: int
+    retracted_records: int
+    candidates: tuple[_Candidate, ...]
+
+
+def _project(result: Any, case: CandidatesCase) -> Any:
+    if not isinstance(result, CandidateSet):
+        return Malformed(
+            "build_recall_candidates must return a CandidateSet(query_id, candidates, "
+            f"searched_records, retracted_records), not {type(result).__name__}"
+        )
+    if not isinstance(result.candidates, tuple):
+        return Malformed("CandidateSet.candidates must be a tuple of RecallCandidate")
+    found = []
+    for candidate in result.candidates:
+        if not isinstance(candidate, RecallCandidate):
+            return Malformed(
+                f"every candidate must be a RecallCandidate, not {type(candidate).__name__}"
+            )
+        if not isinstance(candidate.captured_at, datetime):
+            return Malformed(
+                "RecallCandidate.captured_at must be a datetime, not "
+                f"{type(candidate.captured_at).__name__}: parse the record's "
+                "source.captured_at with parse_timestamp(..., 'captured_at')"
+            )
+        for field in ("searchable_terms", "matched_terms"):
+            if not isinstance(getattr(candidate, field), tuple):
+                return Malformed(f"RecallCandidate.{field} must be a tuple of str")
+        record = candidate.record
+        found.append(
+            _Candidate(
+                memory_id=getattr(record, "memory_id", repr(record)),
+                query_id=candidate.query_id,
+                holds_the_record=any(record is stored for stored in case.records),
+                searchable_terms=candidate.searchable_terms,
+                matched_terms=candidate.matched_terms,
+                captured_at=candidate.captured_at,
+            )
+        )
+    return _Found(result.query_id, result.searched_records, result.retracted_records, tuple(found))
+
+
+def _show(found: _Found) -> str:
+    listed = "; ".join(
+        f"{c.memory_id} matching {', '.join(c.matched_terms) or 'nothing'} (searchable: "
+        f"{', '.join(c.searchable_terms[:5])}{', …' if len(c.searchable_terms) > 5 else ''})"
+        + ("" if c.holds_the_record else " (holding a copy of the record)")
+        for c in found.candidates
+    )
+    return (
+        f"searched_records={found.searched_records}, retracted_records="
+        f"{found.retracted_records}, {len(found.candidates)} candidate(s)"
+        + (f": {listed}" if listed else "")
+    )
+
+
+def _differences(expected: _Found, got: _Found, case: CandidatesCase) -> list[str]:
+    lines = []
+    for field in ("query_id", "searched_records", "retracted_records"):
+        if getattr(expected, field) != getattr(got, field):
+            lines.append(
+                f"{field}: the contract says {getattr(expected, field)!r}, "
+                f"yours {getattr(got, field)!r}"
+            )
+    want = [c.memory_id for c in expected.candidates]
+    have = [c.memory_id for c in got.candidates]
+    if want != have:
+        if sorted(want) == sorted(have):
+            lines.append(f"the same candidates in another order: the contract keeps the "
+                         f"records' order {want}")
+        else:
+            if missing := [m for m in want if m not in have]:
+                lines.append(f"missing candidates: {', '.join(missing)}")
+            if extra := [m for m in have if m not in want]:
+                lines.append(f"not candidates: {', '.join(extra)}")
+    by_id = {c.memory_id: c for c in got.candidates}
+    for mine in expected.candidates:
+        theirs = by_id.get(mine.memory_id)
+        if theirs is None:
+            continue
+        for field in ("query_id", "searchable_terms", "matched_terms", "captured_at"):
+            if getattr(mine, field) != getattr(theirs, field):
+                lines.append(
+                    f"{mine.memory_id}.{field}: the contract has {getattr(mine, field)!r}, "
+                    f"yours {getattr(theirs, field)!r}"
+                )
+        if not theirs.holds_the_record:
+            lines.append(f"{mine.memory_id}: the candidate holds a copy, not the stored record")
+    return lines
+
+
+def _show_call(name: str, case: CandidatesCase) -> str:
+    query = case.query
+    return (
+        f"{name}(query, records) with query {query.text!r} (terms {', '.join(query.terms)}) "
+        f"and {len(case.records)} record(s):\n{show_records(case.records)}"
+    )
+
+
+# -- typical mistakes ---------------------------------------------------------------------------
+
+
+def _variant(
+    *,
+    kinds: tuple[MemoryKind, ...] = (MemoryKind.CONVERSATION,),
+    hide_retracted: bool = True,
+    text: Callable[[StoredMemory], str] = lambda r: r.summary + " " + r.content,
+    normalize: bool = True,
+    substring: bool = False,
+    searched: str = "searched",
+    count_retracted: bool = True,
+    matched_all: bool = False,
+    copy: bool = False,
+    captured_as_text: bool = False,
+    check_scope: bool = True,
+    by_id: bool = False,
+) -> Callable[[RecallQuery, tuple[StoredMemory, ...]], CandidateSet]:
+    """The contract with one rule broken (each keyword names the rule)."""
+
+    def build(query: RecallQuery, records: tuple[StoredMemory, ...]) -> CandidateSet:
+        records = tuple(records)
+        if check_scope:
+            for record in records:
+                if record.user_scope != query.user_scope:
+                    raise RemoteMemoryScopeError(f"{record.memory_id} is another user's")
+        hidden = {r.retracts for r in records if r.kind is MemoryKind.RETRACTION}
+        found, seen, retracted = [], 0, 0
+        for record in records:
+            if record.kind not in kinds:
+                continue
+            if hide_retracted and record.memory_id in hidden:
+                retracted += 1
+                continue
+            seen += 1
+            raw = text(record)
+            terms = extract_terms(normalize_text(raw) if normalize else raw)
+            if substring:
+                folded = normalize_text(raw)
+                matched = tuple(t for t in query.terms if t in folded)
+            else:
+                matched = tuple(t for t in terms if t in query.terms)
+            if matched:
+                found.append(
+                    RecallCandidate(
+                        query_id=query.query_id,
+                        record=dataclasses.replace(record) if copy else record,
+                        searchable_terms=terms,
+                        matched_terms=query.terms if matched_all else matched,
+                        captured_at=record.source.captured_at  # type: ignore[arg-type]
+                        if captured_as_text
+                        else parse_timestamp(record.source.captured_at, "captured_at"),
+                    )
+                )
+        if by_id:
+            found.sort(key=lambda c: c.record.memory_id)
+        count = {"searched": seen, "all": len(records), "candidates": len(found)}[searched]
+        return CandidateSet(
+            query.query_id, tuple(found), count, retracted if count_retracted else 0
+        )
+
+    return build
+
+
+CONVERSATION_AND_PROFILE = (MemoryKind.CONVERSATION, MemoryKind.PROFILE)
+MISTAKES = (
+    Mistake(
+        "profiles searched",
+        "Only CONVERSATION records take part in recall: a profile is injected at session "
+        "start, never a candidate (skip every other kind before counting it as searched).",
+        _variant(kinds=CONVERSATION_AND_PROFILE),
+    ),
+    Mistake(
+        "every kind searched",
+        "Only CONVERSATION records are searched: skip profiles and retraction records.",
+        _variant(kinds=tuple(MemoryKind)),
+    ),
+    Mistake(
+        "retracted records still searched",
+        "A conversation named by a RETRACTION in the records is hidden: collect the ids "
+        "that retractions name (record.retracts), skip those records and count them in "
+        "retracted_records.",
+        _variant(hide_retracted=False),
+    ),
+    Mistake(
+        "substring matching instead of terms",
+        "Match TERMS, not substrings: 'memory' in 'memorylib' is True, but memorylib is "
+        "another term. Compare the query's terms with the record's terms.",
+        _variant(substring=True),
+    ),
+    Mistake(
+        "record text not normalized",
+        "Normalize the record's text before cutting its terms (normalize_text, then "
+        "extract_terms), exactly as the query was: 'Memory' must give the term 'memory'.",
+        _variant(normalize=False),
+    ),
+    Mistake(
+        "only the content searched",
+        "Searchable terms come from summary + ' ' + content: the summary counts too.",
+        _variant(text=lambda r: r.content),
+    ),
+    Mistake(
+        "only the summary searched",
+        "Searchable terms come from summary + ' ' + content: the content counts too.",
+        _variant(text=lambda r: r.summary),
+    ),
+    Mistake(
+        "searched_records counts every record",
+        "searched_records counts the conversation records examined (not profiles, not "
+        "retractions, not retracted records).",
+        _variant(searched="all"),
+    ),
+    Mistake(
+        "searched_records counts the candidates",
+        "searched_records counts every conversation record examined, matched or not; "
+        "len(candidates) is candidate_records.",
+        _variant(searched="candidates"),
+    ),
+    Mistake(
+        "retracted records not counted",
+        "Count the conversations a retraction hides in retracted_records (CandidateSet's "
+        "fourth field).",
+        _variant(count_retracted=False),
+    ),
+    Mistake(
+        "matched_terms lists every query term",
+        "matched_terms are the query terms the record HAS (sorted), not all of the query's.",
+        _variant(matched_all=True),
+    ),
+    Mistake(
+        "the candidate holds a copy",
+        "A candidate holds the stored record itself (record=record), never a copy or a "
+        "changed version.",
+        _variant(copy=True),
+    ),
+    Mistake(
+        "captured_at left as text",
+        "RecallCandidate.captured_at is a datetime: parse_timestamp(record.source."
+        "captured_at, 'captured_at').",
+        _variant(captured_as_text=True),
+    ),
+    Mistake(
+        "no user_scope check",
+        "Check every record's user_scope against the query's first, and raise "
+        "RemoteMemoryScopeError on another user's record: recall must never read across users.",
+        _variant(check_scope=False),
+    ),
+    Mistake(
+        "candidates sorted by memory_id",
+        "Keep the candidates in the order the records came: ranking, not this stage, "
+        "decides the order.",
+        _variant(by_id=True),
+    ),
+)
+
+
+# -- worked examples --------------------------------------------------------------------------
+
+_OTHER = user_scope_for("someone-else")
+
+
+def _examples() -> tuple[Example, ...]:
+    chapter = chapter_records()
+    layered = make_query(CHAPTER_QUERY)
+    stranger = build_records((RecordSpec("other-001", summary=("layered", "memory")),), _OTHER)
+    retract = build_records(
+        (RecordSpec("retraction-001", "retraction", retracts="conversation-003"),)
+    )
+    specs = (
+        RecordSpec("m1", summary=("memorylib", "release")),
+        RecordSpec("m2", summary=("Decision",), content=("MEMORY,", "layered")),
+    )
+    return (
+        Example(
+            "the chapter's query '  LAYERED   Memory  ' searches 6 records and finds "
+            "conversation-003",
+            CandidatesCase(layered, chapter),
+        ),
+        Example(
+            "the profile is never searched: 'backend engineer' (its words) finds nothing",
+            CandidatesCase(make_query("backend engineer"), chapter),
+        ),
+        Example(
+            "a record of another user is rejected with RemoteMemoryScopeError",
+            CandidatesCase(layered, chapter + stranger),
+        ),
+        Example(
+            "a retracted conversation is not searched",
+            CandidatesCase(layered, chapter + retract),
+        ),
+        Example(
+            "terms, not substrings: 'memorylib' is not 'memory', 'MEMORY,' is",
+            CandidatesCase(make_query("memory"), build_records(specs)),
+        ),
+    )
+
+
+BUILD_RECALL_CANDIDATES = Exercise(
+    function="build_recall_candidates",
+    reference=build_recall_candidates,
+    call=lambda function, case: function(case.query, case.records),
+    examples=_examples(),
+    generate=_generate,
+    shrink=_shrink,
+    show_call=_show_call,
+    project=_project,
+    show=_show,
+    differences=_differences,
+    mistakes=MISTAKES,
+    error_hints=(
+        ("required positional argument", "RecallCandidate(query_id, record, searchable_terms, "
+         "matched_terms, captured_at); CandidateSet(query_id, candidates, searched_records, "
+         "retracted_records)."),
+    ),
+    generated=150,
+)

@@ -1,0 +1,153 @@
+"""Records for the stage exercises: the chapter's teaching records, and small generated
+stores described by ``RecordSpec``s (so a shrinker can edit a spec and rebuild).
+
+Records are made by ``memorylib.interface.new_memory`` / ``new_retraction``, the
+functions ``store.append`` and ``store.retract`` use, so every generated record is one a
+real store could hold (folded text, canonical UTC timestamps, valid ids). Nothing here
+touches a file.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+from memorylib.interface import new_memory, new_retraction, user_scope_for
+from memorylib.notebook.buildit.generate import replaced
+from memorylib.query import normalize_recall_query
+from memorylib.records import MemoryKind, MemorySource, RecallQuery, StoredMemory
+from memorylib.seed import TEACHING_AS_OF, TEACHING_RECORDS
+from memorylib.timestamps import format_timestamp, parse_timestamp
+
+__all__ = [
+    "AS_OF",
+    "CHAPTER_QUERY",
+    "CHAPTER_SCOPE",
+    "RecordSpec",
+    "at",
+    "build_records",
+    "chapter_records",
+    "make_query",
+    "show_records",
+    "spec_shrinks",
+]
+
+AS_OF = TEACHING_AS_OF  # the chapter's clock: conversation-003 is one day old
+CHAPTER_QUERY = "  LAYERED   Memory  "
+CHAPTER_SCOPE = user_scope_for("local-user")
+_CLOCK = parse_timestamp(AS_OF, "as_of")
+
+
+def at(days_before: float) -> str:
+    """The canonical timestamp ``days_before`` days before the chapter's clock."""
+    return format_timestamp(_CLOCK - timedelta(days=days_before))
+
+
+@functools.cache
+def chapter_records() -> tuple[StoredMemory, ...]:
+    """The chapter's seven teaching records (one profile, six conversations), as stored."""
+    return tuple(new_memory(user_scope=CHAPTER_SCOPE, **record) for record in TEACHING_RECORDS)
+
+
+def make_query(
+    text: str, *, limit: int = 5, query_id: str = "q-buildit", scope: str = CHAPTER_SCOPE
+) -> RecallQuery:
+    """Stage 1 of the library (the exercises of later stages start from a right query)."""
+    return normalize_recall_query(
+        text, user_scope=scope, limit=limit, query_id=query_id, issued_at=AS_OF
+    )
+
+
+@dataclass(frozen=True)
+class RecordSpec:
+    """What a generated record is made of; ``build_records`` turns specs into records."""
+
+    memory_id: str
+    kind: str = "conversation"  # "conversation", "profile" or "retraction"
+    summary: tuple[str, ...] = ("memory",)
+    content: tuple[str, ...] = ("note",)
+    captured_days_before: float = 1.0
+    stored_lag_days: float = 0.0  # stored_at = captured_at + lag
+    retracts: str | None = None
+    source_id: str | None = None
+
+
+def _record(spec: RecordSpec, scope: str) -> StoredMemory:
+    captured = at(spec.captured_days_before)
+    stored = at(spec.captured_days_before - spec.stored_lag_days)
+    source = MemorySource(
+        spec.source_id or f"src-{spec.memory_id}", "conversation_transcript", "a note", captured
+    )
+    if spec.kind == "retraction":
+        return new_retraction(
+            user_scope=scope,
+            memory_id=spec.retracts or "nothing",
+            reason="withdrawn",
+            source=source,
+            retraction_id=spec.memory_id,
+            stored_at=stored,
+        )
+    return new_memory(
+        user_scope=scope,
+        kind=MemoryKind(spec.kind),
+        memory_id=spec.memory_id,
+        summary=" ".join(spec.summary),
+        content=" ".join(spec.content),
+        source=source,
+        stored_at=stored,
+    )
+
+
+def build_records(
+    specs: tuple[RecordSpec, ...], scope: str = CHAPTER_SCOPE
+) -> tuple[StoredMemory, ...]:
+    return tuple(_record(spec, scope) for spec in specs)
+
+
+def spec_shrinks(
+    spec: RecordSpec, plain: dict[str, str] | None = None
+) -> list[RecordSpec]:
+    """Smaller or plainer versions of one spec: a word dropped, a word made plain
+    (``plain`` maps a tricky word to its plain form), a whole-day age, no storage lag."""
+    found: list[RecordSpec] = []
+    if spec.kind == "retraction":
+        return found
+    for field in ("summary", "content"):
+        words: tuple[str, ...] = getattr(spec, field)
+        if len(words) > 1:
+            for position in reversed(range(len(words))):
+                found.append(replace(spec, **{field: words[:position] + words[position + 1 :]}))
+        for position, word in enumerate(words):
+            if plain and word in plain:
+                found.append(replace(spec, **{field: replaced(words, position, plain[word])}))
+    if spec.stored_lag_days:
+        found.append(replace(spec, stored_lag_days=0.0))
+    if spec.captured_days_before != round(spec.captured_days_before):
+        found.append(replace(spec, captured_days_before=float(round(spec.captured_days_before))))
+    if spec.source_id is not None:
+        found.append(replace(spec, source_id=None))
+    return found
+
+
+def show_records(records: tuple[StoredMemory, ...]) -> str:
+    """One line per record: id, kind, summary and content (or what a retraction hides)."""
+    if not records:
+        return "no records"
+    lines = []
+    chapter = chapter_records()
+    if records[: len(chapter)] == chapter:  # the chapter's store: named, not listed
+        lines.append(
+            "the chapter's 7 teaching records (profile-001, conversation-001 … conversation-006)"
+        )
+        records = records[len(chapter) :]
+    for record in records:
+        if record.kind is MemoryKind.RETRACTION:
+            lines.append(f"{record.memory_id}: retraction of {record.retracts}")
+            continue
+        lines.append(
+            f"{record.memory_id}: {record.kind.value}, summary {record.summary!r}, "
+            f"content {record.content!r}, captured {record.source.captured_at}"
+            + (f", user_scope {record.user_scope}" if record.user_scope != CHAPTER_SCOPE else "")
+        )
+    return "\n".join(lines)

@@ -1,0 +1,384 @@
+"""Stage 3 build-it (notebook 04): ``score_recall_candidate`` with the chapter's formula.
+
+Checked against ``memorylib.scoring`` with its default policy (the chapter's coverage
+scorer: weights 0.85 / 0.15, a 30-day window) on the seven fields the chapter defines.
+Floats must be rounded to 6 places and may differ from the reference by at most one unit
+in the sixth place (adding two rounded contributions is as right as rounding their sum).
+
+Generated candidates match 1..n of n query terms (n up to 7) and were captured from a
+year before ``as_of`` to a few days after it, at whole and fractional days, and stored
+some days after they were captured (so ``stored_at`` is never mistaken for the age).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from memorylib.candidates import build_recall_candidates
+from memorylib.errors import RemoteMemoryValidationError
+from memorylib.notebook.buildit.engine import Example, Exercise, Malformed, Mistake
+from memorylib.notebook.buildit.fixtures import (
+    AS_OF,
+    CHAPTER_QUERY,
+    RecordSpec,
+    build_records,
+    chapter_records,
+    make_query,
+)
+from memorylib.notebook.buildit.generate import pick_weighted
+from memorylib.records import RecallCandidate, RecallQuery, RecallScoreBreakdown
+from memorylib.scoring import score_recall_candidate
+from memorylib.timestamps import SECONDS_PER_DAY, parse_timestamp
+
+__all__ = ["SCORE_RECALL_CANDIDATE", "ScoreCase", "chapter_breakdown_fields"]
+
+TERMS = ("cache", "index", "layered", "memory", "recall", "sqlite", "wal")
+FIELDS = (
+    "matched_terms",
+    "query_term_count",
+    "lexical_coverage",
+    "recency",
+    "lexical_contribution",
+    "recency_contribution",
+    "total",
+)
+FLOATS = FIELDS[2:]
+
+
+@dataclass(frozen=True)
+class ScoreCase:
+    query: RecallQuery
+    candidate: RecallCandidate
+    as_of: str = AS_OF
+    # how a generated case was made (empty for worked examples)
+    terms: int = 0
+    matched: int = 0
+    age_days: float = 0.0
+    lag_days: float = 0.0
+
+
+def _scored_case(terms: int, matched: int, age_days: float, lag_days: float) -> ScoreCase:
+    query = make_query(" ".join(TERMS[:terms]))
+    spec = RecordSpec(
+        "m1",
+        summary=TERMS[:matched],
+        captured_days_before=age_days,
+        stored_lag_days=lag_days,
+    )
+    (candidate,) = build_recall_candidates(query, build_records((spec,))).candidates
+    return ScoreCase(query, candidate, AS_OF, terms, matched, age_days, lag_days)
+
+
+AGES: tuple[tuple[float, float], ...] = (
+    (0.0, 1), (1.0, 2), (0.5, 1), (1.25, 1), (7.0, 1), (30.0, 2), (45.5, 1), (400.0, 1),
+    (-3.0, 1.5), (-0.25, 1),
+)
+
+
+def _generate(rng: random.Random) -> ScoreCase:
+    terms = rng.choice(range(1, 8))
+    matched = rng.choice(range(1, terms + 1))
+    # 40%: any moment, to the microsecond; else one of the ages that teach something
+    age = round(rng.uniform(0.0, 120.0), 6) if rng.random() < 0.4 else pick_weighted(rng, AGES)
+    lag = rng.choice((0.0, 2.5, 10.0))
+    return _scored_case(terms, matched, age, lag)
+
+
+def _shrink(case: ScoreCase) -> Iterator[ScoreCase]:
+    if not case.terms:
+        return
+    simpler: list[tuple[int, int, float, float]] = []
+    if case.terms > 1:
+        simpler.append((case.terms - 1, min(case.matched, case.terms - 1), case.age_days,
+                        case.lag_days))
+    if case.matched > 1:
+        simpler.append((case.terms, case.matched - 1, case.age_days, case.lag_days))
+    for age in (0.0, 1.0, 30.0, float(round(case.age_days))):
+        if abs(age) < abs(case.age_days) or (age != case.age_days and age == round(case.age_days)):
+            simpler.append((case.terms, case.matched, age, case.lag_days))
+    if case.lag_days:
+        simpler.append((case.terms, case.matched, case.age_days, 0.0))
+    for terms, matched, age, lag in simpler:
+        yield _scored_case(terms, matched, age, lag)
+
+
+# -- comparing -------------------------------------------------------------------------------
+
+
+def chapter_breakdown_fields(breakdown: RecallScoreBreakdown) -> dict[str, Any]:
+    """The seven fields the chapter defines, by name."""
+    return {name: getattr(breakdown, name) for name in FIELDS}
+
+
+def _project(result: Any, case: ScoreCase) -> Any:
+    if not isinstance(result, RecallScoreBreakdown):
+        return Malformed(
+            "score_recall_candidate must return a RecallScoreBreakdown(matched_terms, "
+            "query_term_count, lexical_coverage, recency, lexical_contribution, "
+            f"recency_contribution, total), not {type(result).__name__}"
+        )
+    fields = chapter_breakdown_fields(result)
+    if not isinstance(fields["matched_terms"], tuple):
+        return Malformed("matched_terms must be a tuple of str (the candidate's matched_terms)")
+    for name in FLOATS:
+        value = fields[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return Malformed(f"{name} must be a number, not {type(value).__name__}")
+    return fields
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1.01e-6
+
+
+def _same(expected: dict[str, Any], got: dict[str, Any]) -> bool:
+    return _similar(expected, got) and all(round(got[n], 6) == got[n] for n in FLOATS)
+
+
+def _similar(expected: dict[str, Any], got: dict[str, Any]) -> bool:
+    return (
+        expected["matched_terms"] == got["matched_terms"]
+        and expected["query_term_count"] == got["query_term_count"]
+        and all(_close(expected[n], got[n]) for n in FLOATS)
+    )
+
+
+def _show(fields: dict[str, Any]) -> str:
+    return (
+        f"matched {', '.join(fields['matched_terms']) or 'nothing'} of "
+        f"{fields['query_term_count']} term{'' if fields['query_term_count'] == 1 else 's'}: "
+        f"coverage {fields['lexical_coverage']!r}, "
+        f"recency {fields['recency']!r}, contributions {fields['lexical_contribution']!r} + "
+        f"{fields['recency_contribution']!r}, total {fields['total']!r}"
+    )
+
+
+def _differences(expected: dict[str, Any], got: dict[str, Any], case: ScoreCase) -> list[str]:
+    lines = []
+    for name in FIELDS:
+        mine, theirs = expected[name], got[name]
+        same = _close(mine, theirs) if name in FLOATS else mine == theirs
+        if not same:
+            lines.append(f"{name}: the contract has {mine!r}, yours {theirs!r}")
+        elif name in FLOATS and round(theirs, 6) != theirs:
+            lines.append(f"{name}: {theirs!r} is not rounded to 6 places")
+    return lines
+
+
+def _age(case: ScoreCase) -> float:
+    moment = parse_timestamp(case.as_of, "as_of")
+    return (moment - case.candidate.captured_at).total_seconds() / SECONDS_PER_DAY
+
+
+def _show_call(name: str, case: ScoreCase) -> str:
+    record = case.candidate.record
+    age = _age(case)
+    days = f"{abs(age):g} day{'' if abs(age) == 1 else 's'}"
+    when = f"{days} before as_of" if age >= 0 else f"{days} AFTER as_of"
+    mismatch = (
+        f" (built for query_id {case.candidate.query_id!r}, the query's is "
+        f"{case.query.query_id!r})"
+        if case.candidate.query_id != case.query.query_id
+        else ""
+    )
+    return (
+        f"{name}(query, candidate, as_of={case.as_of!r}) with query terms "
+        f"{case.query.terms} and candidate {record.memory_id}{mismatch} matching "
+        f"{case.candidate.matched_terms}, captured {record.source.captured_at} ({when}), "
+        f"stored {record.stored_at}"
+    )
+
+
+# -- typical mistakes ---------------------------------------------------------------------------
+
+
+def _variant(
+    *,
+    recency: str = "hyperbola",
+    clamp: bool = True,
+    whole_days: bool = False,
+    stored: bool = False,
+    coverage: str = "query",
+    weights: tuple[float, float] = (0.85, 0.15),
+    rounded: bool = True,
+    check_query: bool = True,
+    total: str = "sum",
+) -> Any:
+    """The chapter's scorer with one rule broken (each keyword names the rule)."""
+
+    def score(
+        query: RecallQuery, candidate: RecallCandidate, *, as_of: datetime | str
+    ) -> RecallScoreBreakdown:
+        if check_query and candidate.query_id != query.query_id:
+            raise RemoteMemoryValidationError("candidate of another query")
+        moment = parse_timestamp(as_of, "as_of")
+        captured = (
+            parse_timestamp(candidate.record.stored_at, "stored_at")
+            if stored
+            else candidate.captured_at
+        )
+        delta = moment - captured
+        age = delta.days if whole_days else delta.total_seconds() / SECONDS_PER_DAY
+        if clamp:
+            age = max(0, age)
+        if recency == "exp":
+            near = math.exp(-age / 30)
+        elif recency == "half-life":
+            near = 0.5 ** (age / 30)
+        elif recency == "no-window":
+            near = 1 / (1 + age)
+        else:
+            near = 1 / (1 + age / 30)
+        matched = len(candidate.matched_terms)
+        share = {
+            "query": matched / len(query.terms),
+            "record": matched / len(candidate.searchable_terms),
+            "any": 1.0,
+        }[coverage]
+        lexical, recent = weights[0] * share, weights[1] * near
+        whole = lexical + recent if total == "sum" else share + near
+        r = (lambda x: round(x, 6)) if rounded else (lambda x: x)
+        return RecallScoreBreakdown(
+            matched_terms=candidate.matched_terms,
+            query_term_count=len(query.terms),
+            lexical_coverage=r(share),
+            recency=r(near),
+            lexical_contribution=r(lexical),
+            recency_contribution=r(recent),
+            total=r(whole),
+        )
+
+    return score
+
+
+MISTAKES = (
+    Mistake(
+        "recency as exponential decay",
+        "The chapter's recency is a hyperbola, recency = 1 / (1 + age_days / 30), not "
+        "exp(-age_days / 30): one day old gives 0.967742.",
+        _variant(recency="exp"),
+    ),
+    Mistake(
+        "recency halves every 30 days",
+        "1 / (1 + age_days / 30) is also 0.5 at 30 days, but it is not 0.5 ** (age_days / 30): "
+        "between and after, the two curves differ (one day old gives 0.967742).",
+        _variant(recency="half-life"),
+    ),
+    Mistake(
+        "the 30-day window forgotten",
+        "Divide the age by the 30-day window: recency = 1 / (1 + age_days / 30).",
+        _variant(recency="no-window"),
+    ),
+    Mistake(
+        "age not clamped at 0",
+        "A source captured after as_of is not 'negative days old': age_days = max(0, ...), "
+        "so its recency is 1.0, never more.",
+        _variant(clamp=False),
+    ),
+    Mistake(
+        "age counted in whole days",
+        "timedelta.days drops the hours: use (as_of - captured_at).total_seconds() / 86400 "
+        "for a fractional age.",
+        _variant(whole_days=True),
+    ),
+    Mistake(
+        "stored_at instead of captured_at",
+        "Age is measured from when the source event happened (candidate.captured_at), not "
+        "from when the record was stored (stored_at).",
+        _variant(stored=True),
+    ),
+    Mistake(
+        "coverage over the record's terms",
+        "Coverage is matched / the QUERY's term count (len(query.terms)): how much of the "
+        "question the record answers, not how much of the record matched.",
+        _variant(coverage="record"),
+    ),
+    Mistake(
+        "coverage is all or nothing",
+        "Coverage is a share: len(candidate.matched_terms) / len(query.terms).",
+        _variant(coverage="any"),
+    ),
+    Mistake(
+        "weights swapped",
+        "The lexical part weighs 0.85 and recency 0.15: lexical_contribution = 0.85 * coverage.",
+        _variant(weights=(0.15, 0.85)),
+    ),
+    Mistake(
+        "total without the weights",
+        "total = lexical_contribution + recency_contribution (the weighted parts), not "
+        "coverage + recency.",
+        _variant(total="raw"),
+    ),
+    Mistake(
+        "not rounded",
+        "Round every float of the breakdown to 6 places (round(x, 6)), as the contract says.",
+        _variant(rounded=False),
+    ),
+    Mistake(
+        "a candidate of another query accepted",
+        "First check candidate.query_id == query.query_id and raise "
+        "RemoteMemoryValidationError otherwise: a score belongs to one query.",
+        _variant(check_query=False),
+    ),
+)
+
+
+# -- worked examples ----------------------------------------------------------------------------
+
+
+def _examples() -> tuple[Example, ...]:
+    layered = make_query(CHAPTER_QUERY)
+    (chapter,) = build_recall_candidates(layered, chapter_records()).candidates
+    stranger = replace(chapter, query_id="q-someone-else")
+    return (
+        Example(
+            "conversation-003 scores 0.995161 one day after capture (the chapter's example)",
+            ScoreCase(layered, chapter, AS_OF),
+        ),
+        Example(
+            "1 of 2 terms, 30 days old: coverage 0.5, recency 0.5, total 0.5",
+            _scored_case(2, 1, 30.0, 0.0),
+        ),
+        Example(
+            "captured 2 days after as_of: the age is clamped to 0, recency 1.0",
+            _scored_case(1, 1, -2.0, 0.0),
+        ),
+        Example(
+            "stored 10 days after it was captured: captured_at sets the age",
+            _scored_case(3, 2, 12.0, 10.0),
+        ),
+        Example(
+            "a candidate built for another query is rejected (RemoteMemoryValidationError)",
+            ScoreCase(layered, stranger, AS_OF),
+        ),
+    )
+
+
+SCORE_RECALL_CANDIDATE = Exercise(
+    function="score_recall_candidate",
+    reference=score_recall_candidate,
+    call=lambda function, case: function(case.query, case.candidate, as_of=case.as_of),
+    examples=_examples(),
+    generate=_generate,
+    shrink=_shrink,
+    show_call=_show_call,
+    project=_project,
+    show=_show,
+    same=_same,
+    similar=_similar,
+    differences=_differences,
+    mistakes=MISTAKES,
+    error_hints=(
+        ("'str' and 'datetime", "as_of may arrive as an ISO-8601 str: parse it first with "
+         "parse_timestamp(as_of, 'as_of') (it accepts a datetime too)."),
+        ("'datetime.datetime' and 'str'", "as_of may arrive as an ISO-8601 str: parse it "
+         "first with parse_timestamp(as_of, 'as_of') (it accepts a datetime too)."),
+        ("ZeroDivisionError", "The query has at least one term; divide by len(query.terms)."),
+    ),
+    generated=200,
+)

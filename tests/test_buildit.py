@@ -1,0 +1,676 @@
+"""Build-it exercises: per stage, the reference solution passes, typical wrong solutions are
+caught with their hint and a smallest counterexample, a raising solution gets a readable
+message, and a check runs well under a second. Then the capstone pipeline."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import math
+import re
+import runpy
+import time
+import unicodedata
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+import pytest
+
+from memorylib import (
+    CandidateSet,
+    MemoryKind,
+    RecallCandidate,
+    RecallHit,
+    RecallScope,
+    RecallScoreBreakdown,
+    RemoteMemoryScopeError,
+    RemoteMemoryValidationError,
+    extract_terms,
+    normalize_text,
+    render_recall_context,
+    score_recall_candidate,
+)
+from memorylib.notebook import buildit
+from memorylib.notebook.buildit import engine
+from memorylib.notebook.buildit.fixtures import AS_OF, CHAPTER_SCOPE, chapter_records
+from memorylib.notebook.exercises import CheckResult, Verdict
+from memorylib.query import term_occurrences
+from memorylib.timestamps import parse_timestamp
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "notebooks" / "solutions"
+NFKC = lambda text: unicodedata.normalize("NFKC", text)  # noqa: E731
+
+
+def solution(notebook: str) -> dict[str, Any]:
+    return runpy.run_path(str(SOLUTIONS / f"{notebook}_buildit.py"))
+
+
+SOLVED = {
+    **solution("02_normalize"),
+    **solution("03_candidates"),
+    **solution("04_scoring"),
+    **solution("05_stable_rank"),
+    **solution("06_render_and_profile"),
+}
+CHECKS: dict[str, Callable[[Any], CheckResult]] = {
+    "normalize_text": lambda f: buildit.check_normalize(f, SOLVED["my_extract_terms"]),
+    "extract_terms": lambda f: buildit.check_normalize(SOLVED["my_normalize_text"], f),
+    "build_recall_candidates": buildit.check_candidates,
+    "score_recall_candidate": buildit.check_scoring,
+    "stable_rank_recall_candidates": buildit.check_ranking,
+    "render_recall_context": buildit.check_render,
+}
+
+
+def assert_caught(result: CheckResult, mistake: str) -> None:
+    """WRONG, naming the mistake, with a counterexample in plain words (no traceback)."""
+    assert result.verdict is Verdict.WRONG, result.text
+    assert mistake in result.message, result.text
+    assert result.counterexample is not None
+    assert "Traceback" not in result.text
+    assert result.counterexample.expected != result.counterexample.got
+
+
+# -- stage 1: normalize_text and extract_terms ---------------------------------------------------
+
+
+def fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def norm_lower(text: str) -> str:
+    return fold(NFKC(NFKC(text).lower()))
+
+
+def norm_no_nfkc(text: str) -> str:
+    return fold(text.casefold())
+
+
+def norm_spaces_only(text: str) -> str:
+    return re.sub(" +", " ", NFKC(NFKC(text).casefold())).strip(" ")
+
+
+def norm_nfkc_once(text: str) -> str:
+    return fold(NFKC(text).casefold())
+
+
+def terms_repeats(normalized: str) -> tuple[str, ...]:
+    return tuple(sorted(term_occurrences(normalized)))  # every occurrence, repeats kept
+
+
+def terms_chinese_whole(normalized: str) -> tuple[str, ...]:
+    runs = re.findall(r"[\u4e00-\u9fff]+|[^\W\u4e00-\u9fff]+", normalized)
+    return tuple(sorted(set(runs)))
+
+
+def terms_pairs(normalized: str) -> tuple[str, ...]:
+    found = set()
+    for run in re.findall(r"[\u4e00-\u9fff]+|[^\W\u4e00-\u9fff]+", normalized):
+        if "\u4e00" <= run[0] <= "\u9fff" and len(run) > 1:
+            found.update(run[i : i + 2] for i in range(0, len(run), 2))
+        else:
+            found.add(run)
+    return tuple(sorted(found))
+
+
+def terms_ascii(normalized: str) -> tuple[str, ...]:
+    found = set(re.findall(r"[a-z0-9_]+", normalized))
+    for run in re.findall(r"[\u4e00-\u9fff]+", normalized):
+        found.update([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+    return tuple(sorted(found))
+
+
+def terms_list(normalized: str) -> list[str]:
+    return sorted(SOLVED["my_extract_terms"](normalized))
+
+
+def terms_raises(normalized: str) -> tuple[str, ...]:
+    words = normalized.split(" ")
+    third = words[2]  # an IndexError on a text of fewer than three words
+    return (third,)
+
+
+# -- stage 2: build_recall_candidates -----------------------------------------------------------
+
+
+def candidates_like(
+    *, kinds=(MemoryKind.CONVERSATION,), hide=True, normalize=True, substring=False,
+    copy=False, text_time=False, scope=True, count_all=False,
+):  # fmt: skip
+    def build(query, records):
+        if scope:
+            for r in records:
+                if r.user_scope != query.user_scope:
+                    raise RemoteMemoryScopeError("another user's record")
+        hidden = {r.retracts for r in records if r.kind is MemoryKind.RETRACTION} if hide else set()
+        found, searched, retracted = [], 0, 0
+        for r in records:
+            if r.kind not in kinds:
+                continue
+            if r.memory_id in hidden:
+                retracted += 1
+                continue
+            searched += 1
+            raw = r.summary + " " + r.content
+            text = normalize_text(raw) if normalize else raw
+            terms = extract_terms(text)
+            if substring:
+                matched = tuple(t for t in query.terms if t in text)
+            else:
+                matched = tuple(t for t in terms if t in query.terms)
+            if matched:
+                found.append(
+                    RecallCandidate(
+                        query.query_id,
+                        dataclasses.replace(r) if copy else r,
+                        terms,
+                        matched,
+                        r.source.captured_at if text_time
+                        else parse_timestamp(r.source.captured_at, "captured_at"),
+                    )
+                )
+        return CandidateSet(
+            query.query_id, tuple(found), len(records) if count_all else searched, retracted
+        )
+
+    return build
+
+
+def candidates_raises(query, records):
+    return CandidateSet(query.query_id, (), records[0].retracts.upper())  # None: AttributeError
+
+
+# -- stage 3: score_recall_candidate ---------------------------------------------------------
+
+
+def scorer_like(*, decay="hyperbola", clamp=True, whole_days=False, stored=False, check=True,
+                rounded=True, over_record=False):  # fmt: skip
+    def score(query, candidate, *, as_of):
+        if check and candidate.query_id != query.query_id:
+            raise RemoteMemoryValidationError("another query's candidate")
+        now = parse_timestamp(as_of, "as_of")
+        then = parse_timestamp(candidate.record.stored_at, "s") if stored else candidate.captured_at
+        age = (now - then).days if whole_days else (now - then).total_seconds() / 86_400
+        age = max(0, age) if clamp else age
+        recency = math.exp(-age / 30) if decay == "exp" else 1 / (1 + age / 30)
+        base = len(candidate.searchable_terms) if over_record else len(query.terms)
+        coverage = len(candidate.matched_terms) / base
+        r = (lambda x: round(x, 6)) if rounded else (lambda x: x)
+        return RecallScoreBreakdown(
+            candidate.matched_terms, len(query.terms), r(coverage), r(recency),
+            r(0.85 * coverage), r(0.15 * recency), r(0.85 * coverage + 0.15 * recency),
+        )  # fmt: skip
+
+    return score
+
+
+def scorer_raises(query, candidate, *, as_of):
+    age = as_of - candidate.captured_at  # as_of is a str: TypeError
+    return age
+
+
+# -- stage 4: stable_rank_recall_candidates -----------------------------------------------------
+
+
+def ranker_like(*, key=None, first=1, limit=True, snippet="summary", as_list=False):
+    def rank(query, candidates, *, as_of, score=score_recall_candidate):
+        scored = [(score(query, c, as_of=as_of), c) for c in candidates]
+        default = lambda p: (-p[0].total, -p[0].lexical_coverage,  # noqa: E731
+                             -p[1].captured_at.timestamp(), p[1].record.memory_id)
+        scored.sort(key=key or default)
+        kept = scored[: query.limit] if limit else scored
+        hits = [
+            RecallHit(c.query_id, c.record.memory_id, n, getattr(c.record, snippet),
+                      RecallScope(c.record.user_scope, c.record.kind), c.record.source, b)
+            for n, (b, c) in enumerate(kept, start=first)
+        ]  # fmt: skip
+        return hits if as_list else tuple(hits)
+
+    return rank
+
+
+def ranker_raises(query, candidates, *, as_of, score=score_recall_candidate):
+    scored = [(score(query, c, as_of=as_of), c) for c in candidates]
+    scored.sort(key=lambda p: (-p[0].total, -p[1].captured_at))  # -datetime: TypeError
+    return tuple(scored)
+
+
+# -- stage 5: render_recall_context -------------------------------------------------------------
+
+
+def renderer_like(*, attr=lambda v: html.escape(v, quote=True), text=html.escape,
+                  wrapper=False, number=lambda v: f"{v:.6f}", from_zero=False):  # fmt: skip
+    def render(result):
+        if not result.hits and not wrapper:
+            return ""
+        q = result.query
+        out = [f'<recalled_context query_id="{attr(q.query_id)}" '
+               f'normalized_query="{attr(q.normalized_text)}" user_scope="{attr(q.user_scope)}">']
+        for n, h in enumerate(result.hits):
+            b, p = h.score_breakdown, h.provenance
+            nums = " ".join(
+                f'{k}="{number(getattr(b, k))}"'
+                for k in ("total", "lexical_coverage", "recency", "lexical_contribution",
+                          "recency_contribution")
+            )  # fmt: skip
+            out += [
+                f'<hit rank="{n if from_zero else h.rank}" memory_id="{attr(h.memory_id)}" '
+                f'user_scope="{attr(h.scope.user_scope)}" '
+                f'memory_kind="{h.scope.memory_kind.value}">',
+                f"<score {nums}/>",
+                f'<provenance source_id="{attr(p.source_id)}" source_type="{attr(p.source_type)}" '
+                f'captured_at="{attr(p.captured_at)}"/>',
+                f"<snippet>{text(h.snippet)}</snippet></hit>",
+            ]  # fmt: skip
+        out.append("</recalled_context>")
+        return "\n".join(out)
+
+    return render
+
+
+def renderer_raises(result):
+    return f'<score total="{result.hits[0].score_breakdown.total!s:.6f}"/>'  # str: ValueError
+
+
+def same(value: str) -> str:
+    return value
+
+
+# -- the table of wrong solutions: (function, wrong solution, the mistake it must be named) --------
+
+WRONG: list[tuple[str, Callable[..., Any], str]] = [
+    ("normalize_text", norm_lower, "lower() instead of casefold()"),
+    ("normalize_text", norm_no_nfkc, "no NFKC"),
+    ("normalize_text", norm_spaces_only, "only spaces folded"),
+    ("normalize_text", norm_nfkc_once, "NFKC only before casefold"),
+    ("extract_terms", terms_repeats, "sorted but not unique"),
+    ("extract_terms", terms_chinese_whole, "a Chinese run kept whole"),
+    ("extract_terms", terms_pairs, "bigrams that do not overlap"),
+    ("extract_terms", terms_ascii, "only ASCII letters make words"),
+    ("extract_terms", terms_list, "must return a tuple, not a list"),
+    ("build_recall_candidates", candidates_like(kinds=tuple(MemoryKind)), "every kind searched"),
+    ("build_recall_candidates",
+     candidates_like(kinds=(MemoryKind.CONVERSATION, MemoryKind.PROFILE)), "profiles searched"),
+    ("build_recall_candidates", candidates_like(hide=False), "retracted records still searched"),
+    ("build_recall_candidates", candidates_like(substring=True), "substring matching"),
+    ("build_recall_candidates", candidates_like(normalize=False), "record text not normalized"),
+    ("build_recall_candidates", candidates_like(copy=True), "the candidate holds a copy"),
+    ("build_recall_candidates", candidates_like(text_time=True), "captured_at left as text"),
+    ("build_recall_candidates", candidates_like(scope=False), "no user_scope check"),
+    ("build_recall_candidates", candidates_like(count_all=True),
+     "searched_records counts every record"),
+    ("score_recall_candidate", scorer_like(decay="exp"), "recency as exponential decay"),
+    ("score_recall_candidate", scorer_like(clamp=False), "age not clamped at 0"),
+    ("score_recall_candidate", scorer_like(whole_days=True), "age counted in whole days"),
+    ("score_recall_candidate", scorer_like(stored=True), "stored_at instead of captured_at"),
+    ("score_recall_candidate", scorer_like(check=False), "a candidate of another query accepted"),
+    ("score_recall_candidate", scorer_like(rounded=False), "not rounded"),
+    ("score_recall_candidate", scorer_like(over_record=True), "coverage over the record's terms"),
+    ("stable_rank_recall_candidates", ranker_like(key=lambda p: -p[0].total),
+     "ties broken by storage order"),
+    ("stable_rank_recall_candidates", ranker_like(first=0), "ranks start at 0"),
+    ("stable_rank_recall_candidates", ranker_like(limit=False), "limit not applied"),
+    ("stable_rank_recall_candidates",
+     ranker_like(key=lambda p: (-p[0].total, -p[0].lexical_coverage,
+                                tuple(-ord(ch) for ch in p[1].record.source.captured_at),
+                                p[1].record.memory_id)),
+     "captured_at compared as text"),
+    ("stable_rank_recall_candidates",
+     ranker_like(key=lambda p: (-p[0].total, -p[0].lexical_coverage,
+                                p[1].captured_at.timestamp(), p[1].record.memory_id)),
+     "captured_at ascending"),
+    ("stable_rank_recall_candidates", ranker_like(snippet="content"), "snippet is the content"),
+    ("stable_rank_recall_candidates", ranker_like(as_list=True), "not a list"),
+    ("render_recall_context", renderer_like(attr=same, text=same), "nothing escaped"),
+    ("render_recall_context", renderer_like(attr=escape), "attribute quotes not escaped"),
+    ("render_recall_context", renderer_like(wrapper=True), "an empty result rendered as an empty"),
+    ("render_recall_context", renderer_like(number=str), "scores not written with 6 decimals"),
+    ("render_recall_context", renderer_like(from_zero=True), "ranks renumbered from 0"),
+]  # fmt: skip
+
+RAISING: list[tuple[str, Callable[..., Any], str, str]] = [
+    ("extract_terms", terms_raises, "IndexError: list index out of range",
+     "third = words[2]"),
+    ("build_recall_candidates", candidates_raises, "AttributeError", "records[0].retracts.upper()"),
+    ("score_recall_candidate", scorer_raises, "TypeError", "age = as_of - candidate.captured_at"),
+    ("stable_rank_recall_candidates", ranker_raises, "TypeError", "-p[1].captured_at"),
+    ("render_recall_context", renderer_raises, "ValueError", "return f'<score total="),
+]  # fmt: skip
+
+REFERENCE_SOLUTIONS = {
+    "normalize_text": SOLVED["my_normalize_text"],
+    "extract_terms": SOLVED["my_extract_terms"],
+    "build_recall_candidates": SOLVED["my_build_recall_candidates"],
+    "score_recall_candidate": SOLVED["my_score_recall_candidate"],
+    "stable_rank_recall_candidates": SOLVED["my_stable_rank_recall_candidates"],
+    "render_recall_context": SOLVED["my_render_recall_context"],
+}
+
+
+@pytest.mark.parametrize("function", list(CHECKS))
+def test_the_reference_solution_passes(function: str) -> None:
+    result = CHECKS[function](REFERENCE_SOLUTIONS[function])
+    assert result.verdict is Verdict.RIGHT, result.text
+    assert "worked examples" in result.message and "generated inputs" in result.message
+
+
+@pytest.mark.parametrize("function", list(CHECKS))
+def test_the_library_itself_passes(function: str) -> None:
+    library = buildit.EXERCISES[function].reference
+    assert CHECKS[function](library).is_right
+
+
+@pytest.mark.parametrize(("function", "student", "mistake"), WRONG,
+                         ids=[f"{f}-{m[:30]}" for f, _, m in WRONG])  # fmt: skip
+def test_a_typical_wrong_solution_is_caught_with_its_hint(function, student, mistake) -> None:
+    assert_caught(CHECKS[function](student), mistake)
+
+
+MISTAKES = [(name, mistake) for name, exercise in buildit.EXERCISES.items()
+            for mistake in exercise.mistakes]  # fmt: skip
+
+
+@pytest.mark.parametrize(("function", "mistake"), MISTAKES,
+                         ids=[f"{f}-{m.name[:30]}" for f, m in MISTAKES])  # fmt: skip
+def test_every_known_mistake_is_caught_and_named_as_itself(function, mistake) -> None:
+    # each wrong variant, run as if a student wrote it: no look-alike takes its name
+    result = engine.run_check(buildit.EXERCISES[function], mistake.variant, name="variant")
+    assert_caught(result, mistake.name)
+
+
+def test_every_stage_catches_at_least_three_typical_mistakes() -> None:
+    per_function: dict[str, int] = {}
+    for function, _, _ in WRONG:
+        per_function[function] = per_function.get(function, 0) + 1
+    assert all(per_function[name] >= 3 for name in CHECKS), per_function
+
+
+@pytest.mark.parametrize(("function", "student", "error", "line"), RAISING,
+                         ids=[r[0] for r in RAISING])  # fmt: skip
+def test_a_raising_solution_gets_a_readable_message(function, student, error, line) -> None:
+    result = CHECKS[function](student)
+    assert result.verdict is Verdict.WRONG
+    assert error in result.message
+    assert "Traceback" not in result.text and "File " not in result.text
+    (where,) = [d for d in result.details if d.startswith("where: line ")]
+    assert line in where and (student.__name__ in where or "<lambda>" in where)
+    assert result.counterexample is not None
+    assert result.counterexample.got.startswith("raised ")
+    assert student.__name__ in result.counterexample.example  # the input, shown as a call
+
+
+def test_hints_for_errors_students_often_hit() -> None:
+    result = buildit.check_scoring(scorer_raises)
+    assert "parse_timestamp(as_of, 'as_of')" in result.message
+    assert "-candidate.captured_at.timestamp()" in buildit.check_ranking(ranker_raises).message
+
+
+@pytest.mark.parametrize("function", list(CHECKS))
+def test_not_written_yet_is_not_answered(function: str) -> None:
+    def template(*args: object, **kwargs: object) -> object:
+        raise NotImplementedError("write the body")
+
+    result = CHECKS[function](template)
+    assert result.verdict is Verdict.NOT_ANSWERED
+    assert "still raises NotImplementedError" in result.message
+    assert CHECKS[function](...).verdict is Verdict.NOT_ANSWERED
+
+
+def test_the_smallest_counterexample_is_found_and_shown_in_plain_words() -> None:
+    # NFKC once: only 'ǰ' (casefold decomposes it) tells it apart; shrinking reaches 'ǰ' alone
+    result = buildit.check_normalize(norm_nfkc_once, SOLVED["my_extract_terms"])
+    example = result.counterexample
+    assert example is not None and example.stage == "generated"
+    assert example.example.endswith("norm_nfkc_once('ǰ')")
+    assert example.got == "'j\\u030c'"  # the combining mark spelled out
+    # captured_at as text: two tied candidates half a second apart, nothing more
+    rank = buildit.check_ranking(WRONG[28][1]).counterexample
+    assert rank is not None and rank.stage == "generated"
+    assert rank.example.count("captured 2026-08-01T12:00:00") == 2
+    assert "2 candidate(s)" in rank.example
+
+
+def test_a_check_is_deterministic() -> None:
+    first = buildit.check_scoring(scorer_like(whole_days=True)).text
+    engine.reset_cache()
+    assert buildit.check_scoring(scorer_like(whole_days=True)).text == first
+
+
+def _timed(check: Callable[[], CheckResult]) -> float:
+    engine.reset_cache()  # the worst case: every generated input made afresh
+    start = time.perf_counter()
+    check()
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("function", list(CHECKS))
+def test_a_check_runs_well_under_a_second(function: str) -> None:
+    right = _timed(lambda: CHECKS[function](REFERENCE_SOLUTIONS[function]))
+    wrongs = [_timed(lambda s=s: CHECKS[function](s)) for f, s, _ in WRONG if f == function]
+    assert right < 0.5, f"{function}: the right solution took {right:.3f} s"
+    assert max(wrongs) < 0.5, f"{function}: a wrong solution took {max(wrongs):.3f} s"
+
+
+def test_the_result_renders_as_text_and_html() -> None:
+    result = buildit.check_render(renderer_like(attr=escape))
+    assert result.text.splitlines()[0].startswith("❌ Not yet — attribute quotes not escaped.")
+    root = ET.fromstring(result._repr_html_())
+    assert root.get("data-verdict") == "wrong"
+    cells = [td.findtext("code") for td in root.iter("td")]
+    assert len(cells) == 3 and "trusted" in cells[2]  # the forged attribute, escaped as text
+
+
+# -- the closed reference -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stage", ["normalize", "candidate", "score", "stable rank", "render"])
+def test_the_reference_source_is_the_real_code_and_closed(stage: str) -> None:
+    shown = buildit.reference_source(stage)
+    markup = shown._repr_html_()
+    root = ET.fromstring(markup)
+    assert root.tag == "details" and "open" not in root.attrib
+    assert root.findtext("pre") == shown.source
+    main = shown.functions[-1]
+    assert f"def {main}(" in shown.source
+    assert "def " not in str(shown)  # the text form names it, shows no code
+    assert "/work/" not in markup and "/home/" not in markup
+
+
+def test_an_unknown_stage_is_refused() -> None:
+    with pytest.raises(ValueError, match="stage must be one of"):
+        buildit.reference_source("rank")
+
+
+# -- the capstone: your pipeline ------------------------------------------------------------------
+
+MINE = {name: REFERENCE_SOLUTIONS[name] for name in REFERENCE_SOLUTIONS}
+
+
+def test_the_reference_pipeline_is_the_library() -> None:
+    from memorylib.notebook.buildit.fixtures import make_query
+    from memorylib.pipeline import recall_pipeline
+
+    run = buildit.Pipeline.reference().recall(
+        "  LAYERED   Memory  ", chapter_records(), user_scope=CHAPTER_SCOPE, as_of=AS_OF,
+        query_id="query-1",
+    )  # fmt: skip
+    query = make_query("  LAYERED   Memory  ", query_id="query-1")
+    expected = recall_pipeline(query, chapter_records(), as_of=AS_OF)
+    assert run.result == expected
+    assert run.context == render_recall_context(expected)
+
+
+def test_the_solutions_as_one_pipeline_reproduce_the_chapter_example() -> None:
+    pipeline = buildit.Pipeline.from_functions(**MINE)
+    assert pipeline.yours == tuple(MINE)
+    assert list(pipeline.stages_frame()["runs"]) == [f"my_{name}" for name in MINE]
+    comparison = pipeline.compare(
+        "  LAYERED   Memory  ", chapter_records(), user_scope=CHAPTER_SCOPE, as_of=AS_OF,
+        query_id="query-1",
+    )  # fmt: skip
+    run = comparison.yours
+    assert run.error is None and comparison.difference is None
+    assert run.result is not None
+    assert (run.result.searched_records, run.result.candidate_records) == (6, 1)
+    (hit,) = run.result.hits
+    assert (hit.memory_id, hit.rank, hit.score_breakdown.total) == ("conversation-003", 1, 0.995161)
+    assert run.context is not None
+    assert 'total="0.995161"' in run.context and "<snippet>Separated workspace" in run.context
+    assert "the same at every stage" in comparison.summary()
+
+
+def test_the_solutions_agree_with_the_reference_on_the_whole_corpus() -> None:
+    corpus = buildit.compare_on_corpus(buildit.Pipeline.from_functions(**MINE))
+    assert len(corpus.frame) == 36 and corpus.differences.empty
+    assert corpus.summary.startswith("36 labelled queries of 4 users: 36 give the same result")
+
+
+def test_a_skipped_stage_runs_the_reference() -> None:
+    def template(*args: object, **kwargs: object) -> object:
+        raise NotImplementedError
+
+    pipeline = buildit.Pipeline.from_functions(**{**MINE, "score_recall_candidate": template})
+    frame = pipeline.stages_frame().set_index("function")
+    assert frame.loc["score_recall_candidate", "runs"] == "the reference"
+    assert "NotImplementedError" in frame.loc["score_recall_candidate", "why"]
+    assert frame.loc["render_recall_context", "runs"] == "my_render_recall_context"
+
+
+def test_a_wrong_stage_shows_where_the_pipelines_first_differ() -> None:
+    pipeline = buildit.Pipeline.from_functions(
+        **{**MINE, "score_recall_candidate": scorer_like(decay="exp")}
+    )
+    comparison = pipeline.compare(
+        "  LAYERED   Memory  ", chapter_records(), user_scope=CHAPTER_SCOPE, as_of=AS_OF
+    )
+    assert comparison.difference == ("score", "conversation-003: total 0.995161 vs yours 0.995082")
+    corpus = buildit.compare_on_corpus(pipeline)
+    assert not corpus.differences.empty
+    assert set(corpus.differences["first difference"]) <= {"score", "stable rank"}
+    assert "First difference at: score" in corpus.summary
+
+
+def test_a_raising_stage_stops_the_run_with_a_readable_error() -> None:
+    pipeline = buildit.Pipeline.from_functions(**{**MINE, "stable_rank_recall_candidates":
+                                                  ranker_raises})  # fmt: skip
+    run = pipeline.recall("layered memory", chapter_records(), user_scope=CHAPTER_SCOPE,
+                          as_of=AS_OF)  # fmt: skip
+    assert run.failed_stage == "stable rank"
+    assert run.error is not None and run.error.startswith("my_stable_rank_recall_candidates")
+    assert "TypeError" in run.error and "-p[1].captured_at" in run.error
+
+
+def _notebook_with(path: Path, target: Path, source: str | None) -> None:
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    if source is not None:
+        (cell,) = [c for c in nb.cells if c.cell_type == "code" and "# build-it:" in c.source[:40]]
+        cell.source = source
+    nbformat.write(nb, target)
+
+
+def test_the_pipeline_reads_the_build_it_cells_of_saved_notebooks(tmp_path: Path) -> None:
+    notebooks = ROOT / "notebooks"
+    for slot_notebook in dict.fromkeys(slot.notebook for slot in buildit.SLOTS):
+        stem = slot_notebook.removesuffix(".ipynb")
+        source = (SOLUTIONS / f"{stem}_buildit.py").read_text(encoding="utf-8")
+        cell = source[source.index("# build-it:") :]  # the solution file without its docstring
+        _notebook_with(notebooks / slot_notebook, tmp_path / slot_notebook, cell)
+    pipeline = buildit.Pipeline.from_notebooks(tmp_path)
+    assert pipeline.yours == tuple(MINE)
+    comparison = pipeline.compare("  LAYERED   Memory  ", chapter_records(),
+                                  user_scope=CHAPTER_SCOPE, as_of=AS_OF)  # fmt: skip
+    assert comparison.difference is None and comparison.yours.hit_ids == ("conversation-003",)
+
+
+def test_the_committed_notebooks_give_the_all_reference_pipeline() -> None:
+    pipeline = buildit.Pipeline.from_notebooks(ROOT / "notebooks")
+    assert pipeline.yours == ()
+    assert set(pipeline.stages_frame()["why"]) == {"not written yet (raises NotImplementedError)"}
+
+
+def test_a_broken_cell_or_missing_notebook_falls_back_to_the_reference(tmp_path: Path) -> None:
+    notebooks = ROOT / "notebooks"
+    _notebook_with(notebooks / "02_normalize.ipynb", tmp_path / "02_normalize.ipynb",
+                   "# build-it: normalize\ndef my_normalize_text(text):\n    return text +\n")
+    found, notes = buildit.load_buildit_cells(tmp_path)
+    assert found == {}
+    assert notes["normalize_text"].startswith("its cell in 02_normalize.ipynb raised SyntaxError")
+    assert "could not be read" in notes["build_recall_candidates"]
+    pipeline = buildit.Pipeline.from_notebooks(tmp_path)
+    assert pipeline.yours == ()
+
+
+# -- the cells in the notebooks ------------------------------------------------------------------
+
+STAGE_NOTEBOOKS = {
+    "02_normalize": ("normalize", ("normalize_text", "extract_terms")),
+    "03_candidates": ("candidate", ("build_recall_candidates",)),
+    "04_scoring": ("score", ("score_recall_candidate",)),
+    "05_stable_rank": ("stable rank", ("stable_rank_recall_candidates",)),
+    "06_render_and_profile": ("render", ("render_recall_context",)),
+}
+
+
+def _cells(notebook: str) -> list[Any]:
+    import nbformat
+
+    return nbformat.read(ROOT / "notebooks" / f"{notebook}.ipynb", as_version=4).cells
+
+
+def _shown(cell: Any, mime: str = "text/plain") -> str:
+    return "".join(o.get("data", {}).get(mime, "") for o in cell.outputs)
+
+
+@pytest.mark.parametrize("notebook", list(STAGE_NOTEBOOKS))
+def test_each_stage_notebook_holds_template_check_then_closed_reference(notebook: str) -> None:
+    import inspect
+
+    stage, functions = STAGE_NOTEBOOKS[notebook]
+    cells = _cells(notebook)
+    code = [c for c in cells if c.cell_type == "code"]
+    (template,) = [c for c in code if c.source.startswith(f"# build-it: {stage} (")]
+    position = cells.index(template)
+    check, reference = cells[position + 1], cells[position + 3]
+    assert "buildit.check_" in check.source
+    assert reference.source == f'buildit.reference_source("{stage}")'
+    # the template: the contract's signature and docstring, an unfilled body
+    namespace: dict[str, Any] = {}
+    exec(compile(template.source, "<template>", "exec"), namespace)
+    for name in functions:
+        mine, library = namespace[f"my_{name}"], buildit.EXERCISES[name].reference
+        library_parameters = list(inspect.signature(library).parameters)
+        wanted = [p for p in library_parameters if p not in ("policy", "corpus")]
+        assert list(inspect.signature(mine).parameters) == wanted, name
+        assert mine.__doc__ and library.__doc__.split(".")[0] in mine.__doc__  # its first sentence
+        with pytest.raises(NotImplementedError):
+            buildit.EXERCISES[name].call(mine, buildit.EXERCISES[name].examples[0].case)
+    # committed: "not answered yet", the reference closed and equal to today's source
+    assert _shown(check).startswith("⏳ Not answered yet: my_")
+    assert 'data-verdict="not answered"' in _shown(check, "text/html")
+    assert _shown(reference, "text/html") == buildit.reference_source(stage)._repr_html_()
+    assert "<details" in _shown(reference, "text/html")
+    assert "<details open" not in _shown(reference, "text/html")
+    assert "def " not in _shown(reference)  # the plain-text form shows no code
+
+
+def test_the_committed_capstone_is_the_all_reference_run_of_the_chapter_example() -> None:
+    cells = {c.get("id"): c for c in _cells("06_render_and_profile")}
+    stages = _shown(cells["capstone-06-stages"])
+    assert stages.count("the reference") == 6
+    chapter = "".join(o.get("text", "") for o in cells["capstone-06-chapter"].outputs)
+    assert chapter.startswith("your pipeline: searched 6 records, 1 candidate(s), 1 hit(s)\n"
+                              "  #1 conversation-003  total 0.995161")  # fmt: skip
+    assert "the same at every stage" in chapter
+    assert render_recall_context(
+        buildit.Pipeline.reference().recall("  LAYERED   Memory  ", chapter_records(),
+                                            user_scope=CHAPTER_SCOPE, as_of=AS_OF,
+                                            query_id="query-1").result
+    ) in chapter  # fmt: skip
+    corpus = "".join(o.get("text", "") for o in cells["capstone-06-corpus"].outputs)
+    assert corpus.startswith("36 labelled queries of 4 users: 36 give the same result")

@@ -1,0 +1,130 @@
+"""The playground's "your pipeline" panel: the student's functions beside the library's."""
+
+from __future__ import annotations
+
+import runpy
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from memorylib.datasets import CHAPTER_USER, COURSE_USERS
+from memorylib.notebook import buildit
+from memorylib.notebook.playground import DEFAULT_STATE, PlaygroundApp, PlaygroundCatalog
+from memorylib.notebook.playground.yours import (
+    AUTO_RECORDS,
+    use_pipeline,
+    yours_html,
+    yours_view,
+)
+from memorylib.records import RecallScoreBreakdown
+from memorylib.timestamps import parse_timestamp
+
+SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
+CHAPTER = replace(DEFAULT_STATE, query="  LAYERED   Memory  ", dataset="chapter",
+                  user=CHAPTER_USER, as_of="2026-08-02T12:00:00Z")  # fmt: skip
+
+
+def _mine() -> dict[str, object]:
+    functions: dict[str, object] = {}
+    for name in ("02_normalize", "03_candidates", "04_scoring", "05_stable_rank",
+                 "06_render_and_profile"):  # fmt: skip
+        found = runpy.run_path(str(SOLUTIONS / f"{name}_buildit.py"))
+        functions.update({k.removeprefix("my_"): v for k, v in found.items() if k[:3] == "my_"})
+    return functions
+
+
+MINE = _mine()
+
+
+def exponential(query, candidate, *, as_of):  # a wrong scorer: exp(-age / 30)
+    import math
+
+    age = max(0.0, (parse_timestamp(as_of, "as_of") - candidate.captured_at).total_seconds())
+    coverage = len(candidate.matched_terms) / len(query.terms)
+    recency = math.exp(-age / 86_400 / 30)
+    return RecallScoreBreakdown(
+        candidate.matched_terms, len(query.terms), round(coverage, 6), round(recency, 6),
+        round(0.85 * coverage, 6), round(0.15 * recency, 6),
+        round(0.85 * coverage + 0.15 * recency, 6),
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> PlaygroundCatalog:
+    # more generated records than AUTO_RECORDS: that dataset is compared on request only
+    return PlaygroundCatalog(tmp_path_factory.mktemp("yours"), generated_records=AUTO_RECORDS + 100)
+
+
+def test_a_right_pipeline_is_the_same_at_every_stage(catalog) -> None:
+    view = yours_view(CHAPTER, catalog, buildit.Pipeline.from_functions(**MINE))
+    assert view.error is None and view.difference is None and view.note is None
+    markup = yours_html(view)
+    root = ET.fromstring(markup)
+    assert root.get("data-same") == "yes"
+    assert [td.text for td in root.iter("td") if td.get("class") == "memory-id"] == [
+        "conversation-003", "conversation-003"
+    ]  # fmt: skip
+    assert "the same at every stage" in markup
+
+
+def test_a_wrong_stage_is_named_with_both_hit_lists(catalog) -> None:
+    pipeline = buildit.Pipeline.from_functions(**{**MINE, "score_recall_candidate": exponential})
+    state = replace(DEFAULT_STATE, query="recall cache TTL")
+    view = yours_view(state, catalog, pipeline)
+    assert view.difference is not None and view.difference[0] == "score"
+    root = ET.fromstring(yours_html(view))
+    assert root.get("data-same") == "no"
+    verdict = "".join(next(d for d in root.iter("div")
+                           if d.get("class") == "playground-yours-verdict").itertext())  # fmt: skip
+    assert verdict.startswith("first difference at stage score")
+
+
+def test_a_rejected_query_and_a_slider_policy_are_reported(catalog) -> None:
+    pipeline = buildit.Pipeline.reference()
+    rejected = yours_view(replace(CHAPTER, query="?!"), catalog, pipeline)
+    assert rejected.comparison is None and "no searchable term" in (rejected.error or "")
+    assert "Query rejected" in yours_html(rejected)
+    heavy = yours_view(replace(CHAPTER, recency_weight=0.6), catalog, pipeline)
+    assert heavy.note is not None and "chapter's scorer" in heavy.note
+
+
+def test_what_the_student_typed_is_escaped(catalog) -> None:
+    view = yours_view(replace(CHAPTER, query='<b>"layered"</b> memory'), catalog,
+                      buildit.Pipeline.reference())  # fmt: skip
+    root = ET.fromstring(yours_html(view))  # well-formed: the typed markup is data
+    assert root.get("data-query") == '<b>"layered"</b> memory'
+    assert [b.text for b in root.iter("b")] == ["your pipeline"]
+
+
+def test_use_pipeline_adds_a_panel_that_follows_the_app(catalog) -> None:
+    app = PlaygroundApp(catalog)
+    before = len(app.widget.children)
+    pipeline = buildit.Pipeline.from_functions(**{**MINE, "score_recall_candidate": exponential})
+    panel = use_pipeline(app, pipeline)
+    assert len(app.widget.children) == before + 1 and app.after_refresh == [panel.refresh]
+    assert panel.view is not None and panel.view.state == app.state
+    app.set(query="memory recall", limit=3)
+    assert panel.view.state.query == "memory recall" and panel.view.state.limit == 3
+    assert 'data-query="memory recall"' in panel.output.value
+    again = use_pipeline(app, buildit.Pipeline.from_functions(**MINE))  # replaces the panel
+    assert len(app.widget.children) == before + 1 and app.after_refresh == [again.refresh]
+    again.toggle.value = False
+    assert again.output.value == "" and again.view is None
+
+
+def test_a_large_store_is_compared_on_request(catalog) -> None:
+    app = PlaygroundApp(catalog)
+    panel = use_pipeline(app, buildit.Pipeline.from_functions(**MINE))
+    app.set(query="memory agent", dataset="generated")
+    assert panel.view is None and "compare now" in panel.output.value
+    panel.button.click()
+    assert panel.view is not None and panel.view.difference is None
+    assert panel.view.state.dataset == "generated"
+
+
+def test_without_a_pipeline_the_playground_is_unchanged(catalog) -> None:
+    app = PlaygroundApp(catalog, replace(DEFAULT_STATE, user=COURSE_USERS[1]))
+    assert app.after_refresh == []
+    assert not any("playground-yours" in c._dom_classes for c in app.widget.children)
