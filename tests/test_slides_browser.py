@@ -11,12 +11,12 @@
    checked to still need it). notebooks/rise.css is served beside the notebook, as RISE
    expects. Measurements: artifacts/slides_overflow.json; screenshots:
    artifacts/screenshots/slides-rise-*.png.
-2. The playground widget inside the slideshow is a known upstream failure: RISE's
-   standalone page bundles JupyterLab 4.3 core packages and cannot load the widget manager
-   of jupyterlab_widgets 3.0.17 ("Shared module @jupyterlab/console doesn't exist in
-   shared scope"; jupyterlab-contrib/rise#119), so the slide shows the widget's text repr.
-   That test is a strict xfail: it turns red the day RISE renders the widget, to be
-   switched on. In class, drive the playground in the notebook tab (tests/test_browser.py).
+2. The playground widget is live on its slide: the test types a query and moves the
+   limit slider there, and the hits table must show the ids memorylib computes. This
+   needs jupyterlab_widgets 3.0.10 (pinned in constraints.txt): from 3.0.11 on its
+   widget manager requires the shared module @jupyterlab/console, which RISE's
+   standalone page does not provide, and the slide fell back to the text repr
+   (jupyterlab-contrib/rise#119).
 3. The deck that scripts/export_slides.py writes is opened from file:// with every
    request that is not file: or data: aborted; reveal must start, every slide must be
    reachable, and no http(s) request may even be attempted.
@@ -30,9 +30,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from memorylib.notebook.playground import DEFAULT_STATE, PlaygroundCatalog, playground_view
 
 from .browser_support import (
     CHROMIUM,
@@ -265,27 +268,60 @@ def test_rise_shows_every_slide_within_1280x720(rise, expected, measurements) ->
         assert sideways and all(s["scrollHeight"] <= s["clientHeight"] for s in sideways)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="jupyterlab-rise 0.43.1 bundles JupyterLab 4.3 and cannot load "
-    "@jupyter-widgets/jupyterlab-manager 5.0.16 (jupyterlab-contrib/rise#119): "
-    "the slide shows the widget's text repr",
-)
-def test_playground_widget_is_live_in_rise(rise, expected, measurements) -> None:
+@pytest.fixture(scope="module")
+def hit_ids(tmp_path_factory: pytest.TempPathFactory):
+    """The ids ``playground_view`` gives for a state, computed here with memorylib."""
+    catalog = PlaygroundCatalog(tmp_path_factory.mktemp("expected"))
+
+    def ids(**changes: object) -> list[str]:
+        view = playground_view(replace(DEFAULT_STATE, **changes), catalog)
+        assert view.ok and view.hit_ids, f"the test needs hits for {changes}"
+        return view.hit_ids
+
+    return ids
+
+
+def shown_ids(slide) -> list[str]:
+    return [t.strip() for t in slide.locator("table.playground-hits td.memory-id").all_text_contents()]
+
+
+def test_playground_widget_is_live_in_rise(rise, expected, hit_ids, measurements) -> None:
+    """On its slide the playground is the live widget: type a query, move the limit."""
     nb = slides.read(NOTEBOOK)
     (widget_cell,) = slides.widget_cells(nb)
     (slide,) = [s for s in expected if widget_cell in s.cells]
     rise.evaluate(f"() => {{ location.hash = '#/slide-{slide.h}-{slide.v}' }}")
     rise.wait_for_function(f"() => location.hash === '#/slide-{slide.h}-{slide.v}'")
-    present = rise.locator(".reveal .slides section.present")
-    try:
-        present.locator(".memorylib-playground").first.wait_for(timeout=8_000)
-    finally:
-        measurements["rise_widget_slide"] = rise.evaluate(MEASURE_JS)
-        shoot(rise, "rise-widget")
+    present = rise.locator(".reveal .slides section.present").last
+    present.locator(".memorylib-playground").first.wait_for()
+    table = 'table.playground-hits[data-query="{}"][data-limit="{}"]'
+    present.locator(table.format(DEFAULT_STATE.query, 5)).wait_for(state="attached")
+    settled(rise)
+    assert shown_ids(present) == hit_ids()
+    shoot(rise, "rise-widget-0-opening")
+
     field = present.locator(".playground-query input[type='text']")
-    field.fill(TYPED)
-    present.locator(f'table.playground-hits[data-query="{TYPED}"]').wait_for(state="attached")
+    field.click()
+    field.press("Control+A")
+    start = time.perf_counter()
+    field.press_sequentially(TYPED, delay=25)
+    present.locator(table.format(TYPED, 5)).wait_for(state="attached")
+    typed_s = time.perf_counter() - start
+    assert shown_ids(present) == hit_ids(query=TYPED)
+    shoot(rise, "rise-widget-1-typed")
+
+    # Mouse, not arrow keys: on a slide reveal takes the arrows from a focused slider
+    # handle and changes slide. A click at the track's left end sets the minimum, 1.
+    track = present.locator(".playground-limit .noUi-target")
+    box = track.bounding_box()
+    rise.mouse.click(box["x"] + 1, box["y"] + box["height"] / 2)
+    present.locator(table.format(TYPED, 1)).wait_for(state="attached")
+    assert shown_ids(present) == hit_ids(query=TYPED, limit=1)
+    assert rise_label(rise) == slide.label
+    measured = settled(rise)
+    shoot(rise, "rise-widget-2-limit")
+    measurements["rise_widget"] = {"typed_to_table_s": round(typed_s, 2), "slide": measured}
+    assert not overflows(measured), overflows(measured)
 
 
 def test_exported_deck_opens_offline(browser, expected, tmp_path: Path, measurements) -> None:
