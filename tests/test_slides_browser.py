@@ -172,8 +172,7 @@ def rise(browser, tmp_path_factory: pytest.TempPathFactory, measurements) -> Ite
             page = context.new_page()
             page.set_default_timeout(STEP_TIMEOUT_MS)
             url = (
-                f"{lab.base}/lab/workspaces/slides-test/tree/{served.name}"
-                f"?reset&token={lab.token}"
+                f"{lab.base}/lab/workspaces/slides-test/tree/{served.name}?reset&token={lab.token}"
             )
             page.goto(url, wait_until="domcontentloaded", timeout=60_000)
             status = page.locator("#jp-main-statusbar")
@@ -282,7 +281,9 @@ def hit_ids(tmp_path_factory: pytest.TempPathFactory):
 
 
 def shown_ids(slide) -> list[str]:
-    return [t.strip() for t in slide.locator("table.playground-hits td.memory-id").all_text_contents()]
+    return [
+        t.strip() for t in slide.locator("table.playground-hits td.memory-id").all_text_contents()
+    ]
 
 
 def test_playground_widget_is_live_in_rise(rise, expected, hit_ids, measurements) -> None:
