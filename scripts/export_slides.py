@@ -186,7 +186,7 @@ def write_index(out: Path, decks: Sequence[Path], version: str) -> None:
         for d in decks
     )
     (out / "index.html").write_text(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<title>memorylib course exports</title></head><body>\n"
         "<h1>memorylib course: slides and pages</h1>\n"
         f"<p>Static exports with the committed outputs; reveal.js {html.escape(version)} "

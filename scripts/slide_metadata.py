@@ -3,6 +3,20 @@
     .venv/bin/python scripts/slide_metadata.py                 # every notebook: one line each
     .venv/bin/python scripts/slide_metadata.py 08 --cells      # one notebook, cell by cell
     .venv/bin/python scripts/slide_metadata.py --check         # exit 1 if a rule is broken
+    .venv/bin/python scripts/slide_metadata.py 08 --save-spec  # the slide types -> a spec
+    .venv/bin/python scripts/slide_metadata.py 08 --apply      # a spec -> the notebook
+
+A spec (``scripts/slide_specs/<stem>.json``) is the hand-chosen slide structure of one
+notebook, kept beside the code so it survives prose edits on other branches::
+
+    {"notebook": "08_query_playground", "default": "-",
+     "slide_types": {"388868ff": "slide", "b76af5f8": "skip", ...}}
+
+Keys are cell ids (``--cells`` lists them); a cell the spec does not name gets
+``default``. ``--apply`` never overwrites a choice silently: when a cell already carries
+a different slide_type it changes nothing and lists every such cell (``--force`` to
+replace them); an id the notebook no longer has is an error (the spec is stale). Only
+``metadata.slideshow`` changes: sources, outputs and the rest of the file stay as they are.
 
 A cell's ``metadata.slideshow.slide_type`` is one of ``slide`` (a new horizontal slide),
 ``subslide`` (a new vertical slide under the current one), ``fragment`` (appears on the
@@ -17,8 +31,10 @@ Rules for a notebook that has been given slide metadata (any cell has a slide_ty
 1. the first cell is a ``slide``;
 2. every pure-plumbing code cell is ``skip``: a cell whose statements are only imports,
    or the set-up cell that calls ``common.setup_notebook()`` (AUTHORING.md, step 2);
-3. no slide (a ``slide`` or ``subslide`` with the ``-`` and ``fragment`` cells under it)
-   is estimated at more than ``LINE_BUDGET`` lines of source plus output;
+3. no slide of two or more cells (a ``slide`` or ``subslide`` with the ``-`` and
+   ``fragment`` cells under it) is estimated at more than ``LINE_BUDGET`` lines of source
+   plus output (a single cell cannot be split by metadata: ``tall_single_cells`` lists
+   those as notes);
 4. a cell with a live widget output starts its own slide or subslide (one output
    cannot be split, so it must not share a slide it would push off the screen).
 
@@ -43,6 +59,7 @@ from __future__ import annotations
 import argparse
 import ast
 import base64
+import json
 import math
 import re
 import struct
@@ -55,6 +72,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
+SPECS = ROOT / "scripts" / "slide_specs"
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "skip", "notes", "-")
 HIDDEN = ("skip", "notes")
@@ -268,12 +286,26 @@ def check(nb, budget: float = LINE_BUDGET) -> list[str]:
         if kinds[index] not in ("slide", "subslide"):
             problems.append(f"cell {index}: a live widget must start its own slide or subslide")
     for s in slides(nb):
-        if s.lines > budget:
+        if s.lines > budget and len(s.cells) > 1:
             problems.append(
                 f"slide {s.label} (cells {s.cells[0]}-{s.cells[-1]}): about {s.lines:.0f} "
                 f"lines > {budget}: split it with a 'subslide'"
             )
     return problems
+
+
+def tall_single_cells(nb, budget: float = LINE_BUDGET) -> list[str]:
+    """Slides that are one cell estimated past ``budget``: metadata cannot split them.
+
+    Not a broken rule (the estimate is pessimistic for tables and JSON; the browser test
+    measures), but listed by the command line so a presenter knows where a slide may
+    scroll, and the cell can be shortened or skipped on slides.
+    """
+    return [
+        f"slide {s.label} is one cell (cell {s.cells[0]}) of about {s.lines:.0f} lines"
+        for s in slides(nb)
+        if s.lines > budget and len(s.cells) == 1
+    ]
 
 
 def provisional_types(nb, budget: float = LINE_BUDGET) -> list[str]:
@@ -305,11 +337,80 @@ def provisional_types(nb, budget: float = LINE_BUDGET) -> list[str]:
     return kinds
 
 
+# --- specs ----------------------------------------------------------------------------
+
+
+class SpecError(ValueError):
+    """A spec that cannot be applied as it is (stale ids, conflicts, unknown types)."""
+
+
+def spec_path(stem: str) -> Path:
+    return SPECS / f"{stem}.json"
+
+
+def save_spec(path: Path) -> Path:
+    """Write the notebook's current slide types as its spec (cells with ``-`` left out)."""
+    nb = read(path)
+    if not has_slide_metadata(nb):
+        raise SpecError(f"{path.name} has no slide metadata to save")
+    spec = {
+        "notebook": path.stem,
+        "default": "-",
+        "slide_types": {c.id: slide_type(c) for c in nb.cells if slide_type(c) != "-"},
+    }
+    target = spec_path(path.stem)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+    return target
+
+
+def planned_types(nb, spec: dict) -> list[str]:
+    """The slide type the spec gives each cell; SpecError for unknown ids or types."""
+    chosen = spec.get("slide_types", {})
+    default = spec.get("default", "-")
+    ids = {c.id for c in nb.cells}
+    stale = sorted(set(chosen) - ids)
+    if stale:
+        raise SpecError(f"the spec names cells the notebook does not have: {stale}")
+    bad = sorted({t for t in [*chosen.values(), default] if t not in SLIDE_TYPES})
+    if bad:
+        raise SpecError(f"unknown slide types {bad}; use one of {SLIDE_TYPES}")
+    return [chosen.get(c.id, default) for c in nb.cells]
+
+
+def apply_spec(path: Path, spec: dict, *, force: bool = False) -> list[str]:
+    """Set every cell's slide type from ``spec``; return the changes made.
+
+    A cell that already has a slide_type other than the planned one is a conflict: without
+    ``force`` nothing is written and SpecError lists every conflict.
+    """
+    nb = read(path)
+    planned = planned_types(nb, spec)
+    conflicts, changes = [], []
+    for index, (cell, kind) in enumerate(zip(nb.cells, planned, strict=True)):
+        current = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
+        if current == kind:
+            continue
+        if current is not None:
+            conflicts.append(f"cell {index} ({cell.id}): {current!r} -> {kind!r}")
+        changes.append(f"cell {index} ({cell.id}): {current or 'none'} -> {kind}")
+    if conflicts and not force:
+        raise SpecError(
+            f"{path.name}: {len(conflicts)} cell(s) already have another slide type "
+            "(nothing written; --force replaces them):\n  " + "\n  ".join(conflicts)
+        )
+    if changes:
+        for cell, kind in zip(nb.cells, planned, strict=True):
+            cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
+        path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    return changes
+
+
 # --- command line ---------------------------------------------------------------------
 
 
 def notebook_paths(prefixes: Sequence[str] = ()) -> list[Path]:
-    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07b_retraction too
     if prefixes:
         paths = [p for p in paths if any(p.name.startswith(x) for x in prefixes)]
     return paths
@@ -330,7 +431,7 @@ def describe(path: Path, *, cells: bool) -> list[str]:
         for index, cell in enumerate(nb.cells):
             first = (cell.source.splitlines() or [""])[0][:60]
             lines.append(
-                f"  {index:3d} {cell.cell_type:8s} {slide_type(cell):8s} "
+                f"  {index:3d} {cell.id:>10s} {cell.cell_type:8s} {slide_type(cell):8s} "
                 f"{where.get(index, '-'):>5s} {cell_lines(cell):5.1f}  {first}"
             )
     return lines
@@ -341,17 +442,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("prefixes", nargs="*", help="notebook name prefixes, e.g. 08")
     parser.add_argument("--cells", action="store_true", help="list every cell")
     parser.add_argument("--check", action="store_true", help="exit 1 when a rule is broken")
+    parser.add_argument("--save-spec", action="store_true", help="write scripts/slide_specs/")
+    parser.add_argument("--apply", action="store_true", help="set slide types from the spec")
+    parser.add_argument("--force", action="store_true", help="with --apply: replace choices")
     args = parser.parse_args(argv)
     paths = notebook_paths(args.prefixes)
     if not paths:
         print("no notebook matched", file=sys.stderr)
         return 1
+    if args.save_spec or args.apply:
+        try:
+            for path in paths:
+                if args.save_spec:
+                    print(f"{path.name}: wrote {save_spec(path).relative_to(ROOT)}")
+                elif spec_path(path.stem).exists():
+                    spec = json.loads(spec_path(path.stem).read_text(encoding="utf-8"))
+                    changes = apply_spec(path, spec, force=args.force)
+                    print(f"{path.name}: {len(changes)} cell(s) changed")
+                    print("".join(f"  {c}\n" for c in changes), end="")
+                else:
+                    print(f"{path.name}: no spec at {spec_path(path.stem).relative_to(ROOT)}")
+        except SpecError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
     failed = False
     for path in paths:
         print("\n".join(describe(path, cells=args.cells)))
         for problem in check(read(path)):
             failed = True
             print(f"  ! {problem}")
+        for note in tall_single_cells(read(path)):
+            print(f"  ~ {note}")
     return 1 if (args.check and failed) else 0
 
 

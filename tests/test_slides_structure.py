@@ -10,6 +10,7 @@ are in tests/test_slides_browser.py.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -171,3 +172,53 @@ def test_remote_loads_are_found() -> None:
     assert export.remote_loads('import("https://cdn.example/mermaid.mjs")')
     assert not export.remote_loads('<a href="https://voila.readthedocs.io">docs</a>')
     assert not export.remote_loads('<img src="data:image/png;base64,AAAA">')
+
+
+SPECS = sorted(slides.SPECS.glob("*.json"))
+
+
+@pytest.mark.parametrize("spec_file", SPECS, ids=[p.stem for p in SPECS])
+def test_each_spec_matches_its_notebook(spec_file: Path) -> None:
+    """The committed slide types are the spec's: applying it would change nothing."""
+    spec = json.loads(spec_file.read_text(encoding="utf-8"))
+    assert spec["notebook"] == spec_file.stem
+    nb = slides.read(slides.NOTEBOOKS / f"{spec_file.stem}.ipynb")
+    planned = slides.planned_types(nb, spec)
+    current = [c.get("metadata", {}).get("slideshow", {}).get("slide_type") for c in nb.cells]
+    differ = [
+        (c.id, now, want)
+        for c, now, want in zip(nb.cells, current, planned, strict=True)
+        if now != want
+    ]
+    assert not differ, (
+        f"cells whose slide type is not the spec's (new cells need a choice: "
+        f"scripts/slide_metadata.py {spec_file.stem[:2]} --apply, or --save-spec): {differ}"
+    )
+
+
+def test_apply_spec_never_overwrites_silently(tmp_path: Path) -> None:
+    nb = notebook(typed(new_markdown_cell("# title"), "slide"), new_markdown_cell("text"))
+    nb.cells[0].id, nb.cells[1].id = "title", "text"
+    path = tmp_path / "99_x.ipynb"
+    nbformat.write(nb, path)
+    before = path.read_text()
+    # a cell without a type gets the spec's; a cell with another type is a conflict
+    with pytest.raises(slides.SpecError, match=r"cell 0 \(title\): 'slide' -> 'skip'"):
+        slides.apply_spec(path, {"slide_types": {"title": "skip", "text": "fragment"}})
+    assert path.read_text() == before, "a refused spec must not write anything"
+    with pytest.raises(slides.SpecError, match="does not have"):
+        slides.apply_spec(path, {"slide_types": {"gone": "slide"}})
+    with pytest.raises(slides.SpecError, match="unknown slide types"):
+        slides.apply_spec(path, {"slide_types": {"text": "sideways"}})
+    changes = slides.apply_spec(path, {"slide_types": {"title": "slide", "text": "fragment"}})
+    assert changes == ["cell 1 (text): none -> fragment"]
+    assert [slides.slide_type(c) for c in slides.read(path).cells] == ["slide", "fragment"]
+    forced = slides.apply_spec(path, {"slide_types": {"title": "slide"}}, force=True)
+    assert forced == ["cell 1 (text): fragment -> -"]
+
+
+def test_tall_single_cell_is_a_note_not_a_broken_rule() -> None:
+    tall = "\n".join(f"line {i}" for i in range(60))
+    nb = notebook(typed(new_markdown_cell("# t"), "slide"), typed(new_code_cell(tall), "subslide"))
+    assert slides.check(nb) == []
+    assert slides.tall_single_cells(nb) == ["slide 0.1 is one cell (cell 1) of about 61 lines"]
