@@ -144,15 +144,19 @@ def test_markdown_estimate_reflows_paragraphs() -> None:
 
 def test_export_is_self_contained(tmp_path: Path) -> None:
     export = load_script("export_slides")
-    chosen = [p for p in PATHS if p.stem in (PILOT, "00_index")]
-    written = export.export(chosen, tmp_path)
-    assert len(written) == 2
-    for deck, page in written:
+    written = export.export(PATHS, tmp_path)  # what `make slides` does: every notebook
+    assert [deck.stem for deck, _ in written] == [p.stem for p in PATHS]
+    for (deck, page), source in zip(written, PATHS, strict=True):
         for path in (deck, page):
             text = path.read_text(encoding="utf-8")
             assert export.remote_loads(text) == [], path
             assert "cdnjs" not in text and "unpkg" not in text, path
-        assert "data:text/javascript;base64," in deck.read_text(encoding="utf-8")
+        text = deck.read_text(encoding="utf-8")
+        assert "data:text/javascript;base64," in text
+        nb = nbformat.read(source, as_version=4)
+        kinds = None if slides.has_slide_metadata(nb) else slides.provisional_types(nb)
+        shape = slides.slides(nb, kinds)
+        assert text.count("<section") == len(slides.shape(shape)) + len(shape), deck.name
     deck = tmp_path / "slides" / f"{PILOT}.html"
     text = deck.read_text(encoding="utf-8")
     assert "memorylib-widget-fallback" in text and "VBox(" not in text
