@@ -54,7 +54,7 @@ SOLVED = {
     **solution("03_candidates"),
     **solution("04_scoring"),
     **solution("05_stable_rank"),
-    **solution("06_render_and_profile"),
+    **solution("06_render"),
 }
 CHECKS: dict[str, Callable[[Any], CheckResult]] = {
     "normalize_text": lambda f: buildit.check_normalize(f, SOLVED["my_extract_terms"]),
@@ -613,7 +613,7 @@ STAGE_NOTEBOOKS = {
     "03_candidates": ("candidate", ("build_recall_candidates",)),
     "04_scoring": ("score", ("score_recall_candidate",)),
     "05_stable_rank": ("stable rank", ("stable_rank_recall_candidates",)),
-    "06_render_and_profile": ("render", ("render_recall_context",)),
+    "06_render": ("render", ("render_recall_context",)),
 }
 
 
@@ -660,7 +660,7 @@ def test_each_stage_notebook_holds_template_check_then_closed_reference(notebook
 
 
 def test_the_committed_capstone_is_the_all_reference_run_of_the_chapter_example() -> None:
-    cells = {c.get("id"): c for c in _cells("06_render_and_profile")}
+    cells = {c.get("id"): c for c in _cells("06_render")}
     stages = _shown(cells["capstone-06-stages"])
     assert stages.count("the reference") == 6
     chapter = "".join(o.get("text", "") for o in cells["capstone-06-chapter"].outputs)

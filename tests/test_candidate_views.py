@@ -24,6 +24,7 @@ from memorylib.notebook.candidate_views import (
     candidate_frame,
     candidate_view,
     candidate_widget,
+    check_cache_query,
     check_quiet_query,
     counts_frame,
     diagnose,
@@ -194,6 +195,46 @@ def test_checker_rejects_wrong_answers(mei: tuple, answer: object, hint: str) ->
     records, scope = mei
     verdict = str(check_quiet_query(answer, records, user_scope=scope, as_of=COURSE_AS_OF))
     assert verdict.startswith("❌") and hint in verdict
+
+
+def test_stretch_checker_accepts_the_solution_and_rejects_wrong_answers(mei: tuple) -> None:
+    records, scope = mei
+    solution = runpy.run_path(str(SOLUTION))
+
+    def check(answer: object) -> str:
+        return str(check_cache_query(answer, records, user_scope=scope, as_of=COURSE_AS_OF))
+
+    assert check(solution["cache_query"]).startswith("✅")
+    assert check("版本缓存").startswith("✅")
+    assert "27 candidates" in check("召回结果 cache 失效")  # the query the notebook shows
+    assert "3 candidates" in check("失效")  # at most 2 wanted
+    assert "no longer a candidate" in check("index status")
+    assert check(...).startswith("⏳")
+
+
+def test_no_query_run_in_notebook_03_answers_an_exercise(mei: tuple) -> None:
+    """Every str the notebook's code cells hold (queries included) fails both checks:
+    no cell, before or after the exercise, shows a passing answer."""
+    import ast
+
+    import nbformat
+
+    records, scope = mei
+    nb = nbformat.read(SOLUTION.parents[1] / "03_candidates.ipynb", as_version=4)
+    texts = {EXERCISE_NOISY_TEXT}
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            texts |= {node.value for node in ast.walk(ast.parse(cell.source))
+                      if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert {"memory block budget tokens", "召回结果 cache 失效"} <= texts  # the walker sees them
+    solution = runpy.run_path(str(SOLUTION))
+    for text in sorted(texts):
+        for check in (check_quiet_query, check_cache_query):
+            verdict = check(text, records, user_scope=scope, as_of=COURSE_AS_OF)
+            assert not verdict.is_right, f"{text!r} answers {check.__name__}"
+    shown = "\n".join(c.source for c in nb.cells).casefold()
+    for answer in (solution["quiet_query"], solution["cache_query"]):
+        assert f'"{answer.casefold()}"' not in shown, f"{answer!r} is in the notebook"
 
 
 def test_checker_placeholder(mei: tuple) -> None:

@@ -76,7 +76,7 @@ def test_navigation_lines_follow_the_course_order() -> None:
         "← [Index](00_index.ipynb) · [02 · Normalize](02_normalize.ipynb) →"
     )
     assert navigation_line("07_failures_and_recovery") == (
-        "← [06 · Render and profile](06_render_and_profile.ipynb) · [Index](00_index.ipynb)"
+        "← [06b · Profile](06b_profile.ipynb) · [Index](00_index.ipynb)"
         " · [07b · Retraction](07b_retraction.ipynb) →"
     )
     last = COURSE[-1]

@@ -52,12 +52,12 @@ def expected_plans() -> dict[str, Path]:
 PLAN_NOTEBOOKS = expected_plans()
 
 
-def headings(path: Path) -> set[str]:
+def headings(path: Path) -> list[str]:
     nb = nbformat.read(path, as_version=4)
-    found = set()
+    found = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            found.update(m.group(1).strip() for m in re.finditer(r"(?m)^#{1,3} (.+)$", cell.source))
+            found += [m.group(1).strip() for m in re.finditer(r"(?m)^#{1,3} (.+)$", cell.source)]
     return found
 
 

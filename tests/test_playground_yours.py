@@ -29,7 +29,7 @@ CHAPTER = replace(DEFAULT_STATE, query="  LAYERED   Memory  ", dataset="chapter"
 def _mine() -> dict[str, object]:
     functions: dict[str, object] = {}
     for name in ("02_normalize", "03_candidates", "04_scoring", "05_stable_rank",
-                 "06_render_and_profile"):  # fmt: skip
+                 "06_render"):  # fmt: skip
         found = runpy.run_path(str(SOLUTIONS / f"{name}_buildit.py"))
         functions.update({k.removeprefix("my_"): v for k, v in found.items() if k[:3] == "my_"})
     return functions

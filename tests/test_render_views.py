@@ -1,4 +1,5 @@
-"""The views of notebook 06 (render and profile): pure, parse-checked, never raising widgets."""
+"""The views of notebooks 06 (render) and 06b (profile): pure, parse-checked, never raising
+widgets."""
 
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ from memorylib.notebook.render_views import (
     HOSTILE_MEMORY_ID,
     HOSTILE_SOURCE_ID,
     HOSTILE_SUMMARY,
+    PROFILE_SCENARIOS,
     add_late_profile_import,
     attribute_map_frame,
+    check_profile_predictions,
     check_render_predictions,
     empty_wrapper,
     escape_audit_frame,
@@ -37,17 +40,20 @@ from memorylib.notebook.render_views import (
     parse_recalled_context,
     plot_render_budget,
     pretty_json,
+    profile_exercise_frame,
+    profile_exercise_truth,
     profile_frame,
     profile_vs_recall_frame,
     query_widget,
     render_cost_frame,
     store_hostile_memory,
+    teaching_records_frame,
 )
 
 AS_OF = "2026-08-02T12:00:00Z"
-SOLUTION = (
-    Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / "06_render_and_profile.py"
-)
+SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
+SOLUTION = SOLUTIONS / "06_render.py"
+PROFILE_SOLUTION = SOLUTIONS / "06b_profile.py"
 
 
 @pytest.fixture
@@ -60,6 +66,19 @@ def chapter(tmp_path: Path) -> RemoteMemoryStore:
 @pytest.fixture
 def engine(chapter: RemoteMemoryStore) -> RecallEngine:
     return RecallEngine(chapter)
+
+
+def test_teaching_records_frame_shows_what_recall_searches(chapter: RemoteMemoryStore) -> None:
+    frame = teaching_records_frame(chapter)
+    assert list(frame["memory_id"]) == [r.memory_id for r in chapter.read_all()]
+    assert list(frame["kind"]) == ["profile"] + ["conversation"] * 6
+    # the exercise's part E can be read off the table: "the" as a whole, case-folded word
+    holds_the = [
+        row.memory_id for row in frame.itertuples()
+        if row.kind == "conversation"
+        and "the" in f"{row.summary} {row.content}".casefold().replace(".", " ").split()
+    ]
+    assert len(holds_the) == exercise_truth()["E"]
 
 
 def test_pretty_json_keeps_the_data(engine: RecallEngine) -> None:
@@ -259,6 +278,8 @@ def test_checker_accepts_the_reference_solution() -> None:
         ({"A": 1, "B": 1, "C": "rejected", "D": 2, "E": 3}, "❌", "PROFILE"),
         ({"A": 1, "B": 0, "C": 0, "D": 2, "E": 3}, "❌", "punctuation"),
         ({"A": 1, "B": 0, "C": "rejected", "D": 4, "E": 3}, "❌", "limit"),
+        ({"A": 1, "B": 0, "C": "rejected", "D": 2, "E": 10}, "❌", "whole word"),
+        ({"A": 1, "B": 0, "C": "rejected", "D": 2, "E": 4}, "❌", "E:"),
         ({"A": True, "B": 0, "C": "rejected", "D": 2, "E": 3}, "❌", "A:"),
         ([1, 0, "rejected", 2, 3], "❌", "dict"),
     ],
@@ -271,3 +292,51 @@ def test_checker_rejects_wrong_answers(answer: object, start: str, fragment: str
 def test_checker_accepts_case_and_spaces_in_rejected() -> None:
     answer = {"A": 1, "B": 0, "C": " Rejected ", "D": 2, "E": 3}
     assert str(check_render_predictions(answer)).startswith("✅")
+
+
+# -- notebook 06b's exercise ------------------------------------------------------------------
+
+
+def test_profile_exercise_truth() -> None:
+    assert set(PROFILE_SCENARIOS) == {"A", "B", "C", "D", "E"}
+    assert profile_exercise_truth() == {
+        "A": "profile-000", "B": "profile-002", "C": "profile-001", "D": "profile-001",
+        "E": None,
+    }  # fmt: skip
+
+
+def test_profile_exercise_frame_states_the_task_without_the_answer() -> None:
+    frame = profile_exercise_frame()
+    assert list(frame["call"]) == ["A", "B", "C", "D", "E"]
+    assert "injected" not in frame.columns
+    assert frame.loc[4, "memory_id"] == "-"
+
+
+def test_profile_checker_accepts_the_reference_solution() -> None:
+    answer = runpy.run_path(str(PROFILE_SOLUTION))["my_prediction"]
+    assert str(check_profile_predictions(answer)).startswith("✅")
+    spelled = {**answer, "C": " profile-001 ", "E": "None"}
+    assert check_profile_predictions(spelled).is_right
+
+
+RIGHT_PROFILES = {"A": "profile-000", "B": "profile-002", "C": "profile-001",
+                  "D": "profile-001", "E": None}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "start", "fragment"),
+    [
+        (..., "⏳", "Not answered"),
+        ({"A": "profile-000"}, "⏳", "B, C, D, E"),
+        ({**RIGHT_PROFILES, "A": "profile-001"}, "❌", "newest snapshot by captured_at"),
+        ({**RIGHT_PROFILES, "B": "profile-001"}, "❌", "tie is broken by memory_id"),
+        ({**RIGHT_PROFILES, "C": "profile-imported"}, "❌", "file line"),
+        ({**RIGHT_PROFILES, "D": "conversation-007"}, "❌", "only PROFILE records"),
+        ({**RIGHT_PROFILES, "E": "profile-001"}, "❌", "no block"),
+        ({**RIGHT_PROFILES, "E": ""}, "❌", "E:"),
+        (["profile-000"], "❌", "dict"),
+    ],
+)
+def test_profile_checker_rejects_wrong_answers(answer: object, start: str, fragment: str) -> None:
+    message = str(check_profile_predictions(answer))
+    assert message.startswith(start) and fragment in message

@@ -67,6 +67,29 @@ def test_score_frame_on_the_teaching_store(teaching_store) -> None:
     assert row["matched_terms"] == "layered, memory"
 
 
+def test_hits_frame_shows_the_ranked_hits_only(teaching_store) -> None:
+    query, candidates = layered(teaching_store)
+    hits = stable_rank_recall_candidates(query, candidates, as_of=AS_OF)
+    frame = sv.hits_frame(hits)
+    assert list(frame["memory_id"]) == ["conversation-003"]
+    row = frame.iloc[0]
+    assert (row["rank"], row["matched"], row["total"]) == (1, "2/2", 0.995161)
+    assert row["captured_at"] == hits[0].provenance.captured_at
+    assert sv.hits_frame(()).empty
+
+
+def test_the_q11_hits_do_not_show_the_exercise_record() -> None:
+    # notebook 04 shows q-11's five hits before its exercise: the answer is not among them
+    from memorylib import recall_pipeline
+    from memorylib.datasets import course_records
+
+    query, _candidate, as_of = sv._exercise_inputs()
+    records = course_records("mei.lin@northwind.example")
+    frame = sv.hits_frame(recall_pipeline(query, records, as_of=as_of).hits)
+    assert len(frame) == 5 and sv.EXERCISE_MEMORY_ID not in set(frame["memory_id"])
+    assert frame["total"].min() > sv.exercise_breakdown().total
+
+
 def test_score_frame_keeps_storage_order_unless_asked(store) -> None:
     add(store, "m-old", "release notes", "2026-06-01T12:00:00Z")
     add(store, "m-new", "release notes", "2026-08-01T12:00:00Z")

@@ -45,6 +45,7 @@ __all__ = [
     "candidate_frame",
     "candidate_view",
     "candidate_widget",
+    "check_cache_query",
     "check_quiet_query",
     "counts_frame",
     "diagnose",
@@ -63,6 +64,10 @@ VIEW_QUERY_ID = "q-03-view"
 EXERCISE_NOISY_TEXT = "what is the status of the recall index"
 EXERCISE_TARGET = "mei-conv-056"
 EXERCISE_MAX_CANDIDATES = 5
+
+# The optional stretch: the same task for the result-cache record, whose summary is Chinese.
+STRETCH_TARGET = "mei-conv-035"
+STRETCH_MAX_CANDIDATES = 2
 
 # Only for colouring charts: the pipeline itself never drops a word (the contract
 # makes every term count), so this list changes no result.
@@ -421,3 +426,15 @@ def check_quiet_query(
         f"Right: {len(found)} candidate(s) out of {view['counts']['searched']} searched, "
         f"and {target} is one of them."
     )
+
+
+@checker(placeholder="your query (a str)")
+def check_cache_query(
+    answer: object, records: Sequence[StoredMemory], *, user_scope: str, as_of: str
+) -> CheckResult:
+    """The optional stretch: ``check_quiet_query`` for the result-cache record
+    (``STRETCH_TARGET``) among at most ``STRETCH_MAX_CANDIDATES`` candidates."""
+    return check_quiet_query(
+        answer, records, user_scope=user_scope, as_of=as_of,
+        target=STRETCH_TARGET, max_candidates=STRETCH_MAX_CANDIDATES,
+    )  # fmt: skip

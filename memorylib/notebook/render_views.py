@@ -1,8 +1,9 @@
-"""Views for notebook 06, render and profile: what actually reaches the model.
+"""Views for notebooks 06 (render) and 06b (profile): what actually reaches the model.
 
 Two paths leave the store. The ``recall_history`` tool returns a RecallResult as JSON
-and ``render_recall_context`` turns its hits into an escaped XML block (or ``""``);
-separately, ``build_system_prompt`` injects the latest PROFILE once, at session start.
+and ``render_recall_context`` turns its hits into an escaped XML block (or ``""``):
+notebook 06. Separately, ``build_system_prompt`` injects the latest PROFILE once, at
+session start: notebook 06b.
 Every function here is pure (state in -> text, DataFrame or Figure out) except the
 ``add_*``/``store_*`` helpers that append fixed teaching records, and ``query_widget``,
 which only wires ipywidgets to ``explore_query``.
@@ -33,6 +34,7 @@ from memorylib import (
     RemoteMemoryError,
     RemoteMemoryStore,
     StoredMemory,
+    build_system_prompt,
     recall_history,
     render_recall_context,
     seed_teaching_store,
@@ -46,6 +48,7 @@ from memorylib.notebook.exercises import (
     right,
 )
 from memorylib.query import extract_terms, normalize_text
+from memorylib.seed import TEACHING_RECORDS
 
 __all__ = [
     "EXERCISE_CALLS",
@@ -53,9 +56,11 @@ __all__ = [
     "HOSTILE_SOURCE_ID",
     "HOSTILE_SUMMARY",
     "LATE_PROFILE_IMPORT",
+    "PROFILE_SCENARIOS",
     "QueryView",
     "add_late_profile_import",
     "attribute_map_frame",
+    "check_profile_predictions",
     "check_render_predictions",
     "empty_wrapper",
     "escape_audit_frame",
@@ -67,12 +72,37 @@ __all__ = [
     "parse_recalled_context",
     "plot_render_budget",
     "pretty_json",
+    "profile_exercise_frame",
+    "profile_exercise_truth",
     "profile_frame",
     "profile_vs_recall_frame",
     "query_widget",
     "render_cost_frame",
     "store_hostile_memory",
+    "teaching_records_frame",
 ]
+
+# -- 0. the records every query of notebook 06 searches ------------------------------------
+
+
+def teaching_records_frame(store: RemoteMemoryStore) -> pd.DataFrame:
+    """Every record of ``store`` in file order: kind, captured_at, summary and content.
+
+    Recall searches the summary and the content of CONVERSATION records (as exact,
+    case-folded words); a PROFILE is in the table but never searched.
+    """
+    rows = [
+        {
+            "memory_id": r.memory_id,
+            "kind": r.kind.value,
+            "captured_at": r.source.captured_at,
+            "summary": r.summary,
+            "content": r.content,
+        }
+        for r in store.read_all()
+    ]
+    return pd.DataFrame(rows, columns=["memory_id", "kind", "captured_at", "summary", "content"])
+
 
 # -- 1. the tool's JSON -------------------------------------------------------------------
 
@@ -592,7 +622,8 @@ _HINTS = {
     "B": "every term is in the PROFILE; recall searches conversation records only.",
     "C": "normalize finds no searchable term in punctuation: that is a typed error.",
     "D": "several records match, but the limit caps what is rendered.",
-    "E": "a stopword matches many records; count the candidates, then apply the limit.",
+    "E": "'the' is a term like any other: count the conversation records whose summary or "
+    "content holds the whole word (case folded), then apply the limit.",
 }
 
 
@@ -602,7 +633,7 @@ def _same_count(given: object, expected: int | str) -> bool:
     return not isinstance(given, bool) and given == expected
 
 
-@checker(placeholder="a dict like {'A': 3, 'B': 'rejected', ...}")
+@checker(placeholder="a dict like {'A': 7, 'D': 'rejected', ...}")
 def check_render_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 06: ``answer`` maps "A".."E" to a hit count or "rejected".
 
@@ -619,4 +650,129 @@ def check_render_predictions(answer: object) -> CheckResult:
     return right(
         f"All {len(truth)} right: {truth}. Only conversation records can become hits, "
         "the limit caps them, and a rejected query never reaches the renderer."
+    )
+
+
+# -- 8. notebook 06b's exercise: which snapshot is injected? ---------------------------------
+
+_OLD_PROFILE = "2026-07-30T09:00:00Z"  # profile-001's captured_at in the teaching store
+
+
+def _profile(memory_id: str, captured_at: str, stored_at: str, summary: str) -> dict[str, Any]:
+    return {
+        "kind": MemoryKind.PROFILE,
+        "memory_id": memory_id,
+        "content": summary,
+        "summary": summary,
+        "source": MemorySource(f"ps-{memory_id}", "profile_snapshot", "snapshot", captured_at),
+        "stored_at": stored_at,
+    }
+
+
+# label -> (what happens to a fresh teaching store, the records appended after its seven).
+# "E" starts from the six conversations alone (the snapshot is never written).
+PROFILE_SCENARIOS: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {
+    "A": ("append a snapshot captured two days later", (
+        _profile("profile-000", "2026-08-01T09:00:00Z", "2026-08-02T10:00:00Z",
+                 "Staff engineer; prefers answers with diagrams."),)),
+    "B": ("append a snapshot captured at the same instant", (
+        _profile("profile-002", _OLD_PROFILE, "2026-08-02T10:00:00Z",
+                 "Backend engineer; prefers answers in Chinese."),)),
+    "C": ("append a snapshot imported today from an old wiki", (
+        _profile("profile-imported", "2026-03-01T00:00:00Z", "2026-08-02T11:00:00Z",
+                 "Intern; prefers long explanations."),)),
+    "D": ("append a conversation that says the profile changed", ({
+        "kind": MemoryKind.CONVERSATION,
+        "memory_id": "conversation-007",
+        "content": "The user said their profile changed: now a staff engineer who wants "
+        "long answers.",
+        "summary": "Updated profile: staff engineer, prefers long answers.",
+        "source": MemorySource("transcript-conversation-007", "conversation_transcript",
+                               "profile update", "2026-08-02T09:00:00Z"),
+        "stored_at": "2026-08-02T09:00:00Z",
+    },)),
+    "E": ("store only the six conversations (no snapshot at all)", ()),
+}  # fmt: skip
+
+
+def _scenario_store(label: str, folder: Path) -> RemoteMemoryStore:
+    store = RemoteMemoryStore(folder / f"profile-{label}.jsonl")
+    if label == "E":
+        store.append_many([r for r in TEACHING_RECORDS if r["kind"] is MemoryKind.CONVERSATION])
+    else:
+        seed_teaching_store(store)
+    appended = PROFILE_SCENARIOS[label][1]
+    if appended:
+        store.append_many(appended)
+    return store
+
+
+def profile_exercise_frame() -> pd.DataFrame:
+    """One row per appended record of each ``PROFILE_SCENARIOS`` entry (the task, not
+    the answer): kind, memory_id, captured_at, stored_at."""
+    rows = []
+    for label, (what, records) in PROFILE_SCENARIOS.items():
+        for record in records or ({},):
+            source = record.get("source")
+            rows.append(
+                {
+                    "call": label,
+                    "what happens": what,
+                    "kind": record["kind"].value if record else "-",
+                    "memory_id": record.get("memory_id", "-"),
+                    "captured_at": source.captured_at if source else "-",
+                    "stored_at": record.get("stored_at", "-"),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def profile_exercise_truth() -> dict[str, str | None]:
+    """The memory_id in each scenario's ``<remote_profile>`` block, or None without one.
+
+    Each scenario gets its own fresh store in a temporary directory, and the answer is
+    read back from ``build_system_prompt``: what the model would really receive.
+    """
+    truth: dict[str, str | None] = {}
+    with tempfile.TemporaryDirectory(prefix="memorylib-06b-") as tmp:
+        for label in PROFILE_SCENARIOS:
+            block = parse_profile_block(build_system_prompt(_scenario_store(label, Path(tmp))))
+            truth[label] = block.get("memory_id")
+    return truth
+
+
+_PROFILE_HINTS = {
+    "A": "the newest snapshot by captured_at wins; its memory_id only breaks ties.",
+    "B": "same captured_at: the tie is broken by memory_id, the larger one wins.",
+    "C": "the file line and stored_at do not count: only (captured_at, memory_id).",
+    "D": "only PROFILE records are candidates for the block; a conversation is recall's.",
+    "E": "no snapshot, no block (not an empty one): answer None.",
+}
+
+
+def _same_profile(given: object, expected: str | None) -> bool:
+    if isinstance(given, str):
+        given = given.strip()
+        if given.lower() == "none":
+            given = None
+    return given == expected
+
+
+@checker(placeholder="a dict like {'A': 'profile-999', 'B': None, ...}")
+def check_profile_predictions(answer: object) -> CheckResult:
+    """Self-check for notebook 06b: ``answer`` maps "A".."E" to the injected memory_id or None.
+
+    Right when all five are right; wrong with one hint per wrong label; not answered
+    while the placeholder ``...`` (or a ``...`` value) is still there.
+    """
+    given = expect_labels(
+        answer, PROFILE_SCENARIOS, "a dict from 'A'..'E' to a memory_id or None"
+    )
+    truth = profile_exercise_truth()
+    mistakes = grade_labels(truth, given, _PROFILE_HINTS, same=_same_profile)
+    if mistakes is not None:
+        return mistakes
+    return right(
+        f"All {len(truth)} right: {truth}. The newest PROFILE by (captured_at, memory_id) "
+        "is injected, whatever its line in the file; nothing else ever is."
     )

@@ -25,6 +25,7 @@ from memorylib import (
     MemoryKind,
     MemorySource,
     RecallCandidate,
+    RecallHit,
     RecallQuery,
     RecallScoreBreakdown,
     RemoteMemoryValidationError,
@@ -55,6 +56,7 @@ __all__ = [
     "contribution_figure",
     "exercise_breakdown",
     "exercise_facts",
+    "hits_frame",
     "hypothetical_breakdown",
     "overtake_frame",
     "policy_comparison_frame",
@@ -119,6 +121,31 @@ def score_frame(
     if sort_by_total:
         frame = frame.sort_values(["total", "memory_id"], ascending=[False, True])
     return frame.reset_index(drop=True)
+
+
+def hits_frame(hits: Iterable[RecallHit]) -> pd.DataFrame:
+    """Ranked hits (stage 4's output), one row each: rank, id, what it matched, its parts.
+
+    Only the hits: a candidate that missed the cut has no row (the exercise's record must
+    not appear here before the student computes it).
+    """
+    rows = [
+        {
+            "rank": hit.rank,
+            "memory_id": hit.memory_id,
+            "captured_at": hit.provenance.captured_at,
+            "matched": f"{len(b.matched_terms)}/{b.query_term_count}",
+            "matched_terms": ", ".join(b.matched_terms),
+            "lexical_coverage": b.lexical_coverage,
+            "recency": b.recency,
+            "total": b.total,
+        }
+        for hit in hits
+        for b in (hit.score_breakdown,)
+    ]
+    columns = ["rank", "memory_id", "captured_at", "matched", "matched_terms",
+               "lexical_coverage", "recency", "total"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
 
 
 def breakdown_fields_frame(breakdown: RecallScoreBreakdown) -> pd.DataFrame:

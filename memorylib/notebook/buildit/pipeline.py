@@ -86,7 +86,7 @@ SLOTS: tuple[Slot, ...] = (
     Slot("stable rank", "stable_rank_recall_candidates", "my_stable_rank_recall_candidates",
          "05_stable_rank.ipynb", STABLE_RANK_RECALL_CANDIDATES),
     Slot("render", "render_recall_context", "my_render_recall_context",
-         "06_render_and_profile.ipynb", RENDER_RECALL_CONTEXT),
+         "06_render.ipynb", RENDER_RECALL_CONTEXT),
 )
 _BY_NAME = {slot.name: slot for slot in SLOTS}
 STAGES = ("normalize", "candidate", "score", "stable rank", "render")
