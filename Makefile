@@ -2,12 +2,13 @@
 #   make course   open the course in JupyterLab (as root too: containers, cloud VMs)
 #   make test     lint, layer contract, library tests (JSONL, SQLite and a real PostgreSQL),
 #                 reliability suite, notebook regression, browser tests
+#   make slides   every notebook as an offline reveal.js deck + HTML page in exports/
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test test-fast notebooks bench bench-backends voila lint clean-venv
+.PHONY: course test test-fast notebooks slides bench bench-backends voila lint clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memorylib needs Python 3.11+; set PYTHON=python3.11")'
@@ -40,6 +41,10 @@ test-fast: $(STAMP)
 
 notebooks: $(STAMP)
 	env -u MPLBACKEND $(BIN)/python scripts/run_notebooks.py
+
+# offline exports (committed outputs, reveal.js inlined, no CDN): exports/slides, exports/pages
+slides: $(STAMP)
+	$(BIN)/python scripts/export_slides.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py

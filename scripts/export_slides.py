@@ -1,0 +1,226 @@
+"""Export every course notebook, with its committed outputs, to files that open offline.
+
+    .venv/bin/python scripts/export_slides.py              # all notebooks (make slides)
+    .venv/bin/python scripts/export_slides.py 08 --out DIR  # those whose name starts so
+
+writes, for each ``notebooks/NN_*.ipynb``:
+
+- ``exports/slides/NN_*.html``: a reveal.js deck (nbconvert's slides exporter);
+- ``exports/pages/NN_*.html``: one plain page to read (nbconvert's HTML exporter, lab look);
+- ``exports/index.html``: links to both.
+
+Every file is self-contained: reveal.js 5 (script, CSS, the white theme and the speaker
+notes plugin) is inlined from the ``sphinx-revealjs`` package, which ships reveal.js's
+``dist/`` and ``plugin/`` files (a PyPI package, so ``pip install`` brings it; no npm and no
+CDN). The templates in ``scripts/export_templates/`` drop nbconvert's CDN scripts
+(require.js, jQuery, MathJax, mermaid): the course has no math or diagrams, and a
+notebook that gains some is refused here until the export handles it. The theme's web
+font is not embedded; text uses the same system fonts as the notebook. Images are already
+inline (PNG outputs are base64). After writing, each file is scanned for anything that
+would load a remote URL, and the export fails if one is found.
+
+Slide structure comes from each cell's ``metadata.slideshow.slide_type`` (see
+scripts/slide_metadata.py); a notebook without any gets a provisional one there (a slide
+per ``#``/``##`` heading, set-up cell skipped, subslides to keep within the line budget),
+and a slide still taller than the screen scrolls.
+Live widgets cannot run in a static file: their output (the widget view, whose text form
+is an unreadable ``VBox(...)`` repr) is replaced by a note, and the static state every
+course notebook shows below its widget carries the lesson.
+Links between notebooks (``NN_x.ipynb``) point at the sibling export.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import copy
+import html
+import importlib.util
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import nbformat
+from nbconvert import HTMLExporter, SlidesExporter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import slide_metadata  # a sibling script (scripts/ is not a package)
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = Path(__file__).resolve().parent / "export_templates"
+DEFAULT_OUT = ROOT / "exports"
+# reveal.js lays every slide out on this canvas and scales it to the window: 16:9 like
+# the 1280x720 projector the live slides are checked against, drawn at 0.8 there so
+# nbconvert's 20 px text comes out near JupyterLab's size.
+WIDTH, HEIGHT = 1600, 900
+THEME = "white"
+WIDGET_NOTE = (
+    "[live widget: it runs in JupyterLab (or Voila); this export shows its static state "
+    "in the cells below]"
+)
+WIDGET_HTML = f'<div class="memorylib-widget-fallback">{html.escape(WIDGET_NOTE)}</div>'
+EXTRA_CSS = """
+.memorylib-widget-fallback { color: #555; font-style: italic; }
+.reveal .slides section.memorylib-scrolls { scrollbar-width: thin; }
+"""
+LINK = re.compile(r"\]\((\d\d_[\w-]+)\.ipynb(#[^)]*)?\)")
+MATH = re.compile(r"(?<!\\)\$[^$\n]+\$|\\\(|\\\[|```mermaid")
+REMOTE_LOADS = (
+    re.compile(r"<(?:script|img|iframe|source|video|audio|embed|track)\b[^>]*?\ssrc\s*=\s*"
+               r"[\"']?(?:https?:)?//[^\s\"'>]+", re.I),
+    re.compile(r"<link\b[^>]*?\shref\s*=\s*[\"']?(?:https?:)?//[^\s\"'>]+", re.I),
+    re.compile(r"url\(\s*[\"']?(?:https?:)?//[^)\"']+", re.I),
+    re.compile(r"@import\s+(?:url\()?\s*[\"']?(?:https?:)?//[^\s\"');]+", re.I),
+    re.compile(r"\bimport\s*\(\s*[\"'](?:https?:)?//[^\"']+", re.I),
+)  # fmt: skip
+
+
+class ExportError(RuntimeError):
+    pass
+
+
+def revealjs_root() -> Path:
+    """reveal.js's files inside the installed sphinx-revealjs (found without importing Sphinx)."""
+    spec = importlib.util.find_spec("sphinx_revealjs")
+    if spec is None or not spec.submodule_search_locations:
+        raise ExportError(
+            "sphinx-revealjs is not installed: run `make slides` (it installs the dev extras)"
+        )
+    root = Path(next(iter(spec.submodule_search_locations))) / "_static" / "revealjs"
+    if not (root / "dist" / "reveal.js").is_file():
+        raise ExportError(f"no reveal.js dist files under {root}")
+    return root
+
+
+def revealjs_version(root: Path) -> str:
+    script = (root / "dist" / "reveal.js").read_text(encoding="utf-8")
+    found = re.search(r"\"(\d+\.\d+\.\d+)\"", script) or re.search(r"reveal\.js (\S+)", script)
+    return found.group(1) if found else "unknown"
+
+
+def offline_resources(root: Path) -> dict[str, str | int]:
+    def b64(path: Path) -> str:
+        return base64.b64encode(path.read_bytes()).decode("ascii")
+
+    theme = (root / "dist" / "theme" / f"{THEME}.css").read_text(encoding="utf-8")
+    theme = re.sub(r"@import\s+url\([^)]*\);?", "", theme)  # the web font: not embedded
+    return {
+        "reveal_css": (root / "dist" / "reveal.css").read_text(encoding="utf-8"),
+        "theme_css": theme,
+        "reveal_js_base64": b64(root / "dist" / "reveal.js"),
+        "notes_js_base64": b64(root / "plugin" / "notes" / "notes.js"),
+        "extra_css": EXTRA_CSS,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "transition": "none",
+    }
+
+
+def remote_loads(text: str) -> list[str]:
+    """Every place in an HTML file that would make the browser fetch a remote URL."""
+    return [m.group(0)[:120] for pattern in REMOTE_LOADS for m in pattern.finditer(text)]
+
+
+def prepared(nb, *, link_suffix: str):
+    """A copy to export: provisional slide types if none, links to the sibling exports."""
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
+    if not slide_metadata.has_slide_metadata(nb):
+        for cell, kind in zip(nb.cells, slide_metadata.provisional_types(nb), strict=True):
+            cell.metadata["slideshow"] = {"slide_type": kind}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if slide_metadata.WIDGET_MIME in output.get("data", {}):
+                output["data"] = {"text/html": WIDGET_HTML, "text/plain": WIDGET_NOTE}
+        if cell.cell_type == "markdown":
+            cell.source = LINK.sub(lambda m: f"]({m.group(1)}{link_suffix}{m.group(2) or ''})",
+                                   cell.source)  # fmt: skip
+    return nb
+
+
+def exporters() -> tuple[SlidesExporter, HTMLExporter]:
+    where = [str(TEMPLATES)]
+    slides = SlidesExporter(template_name="memorylib_reveal", extra_template_basedirs=where)
+    page = HTMLExporter(template_name="memorylib_page", extra_template_basedirs=where)
+    for exporter in (slides, page):
+        exporter.exclude_input_prompt = False
+        exporter.embed_images = True
+    return slides, page
+
+
+def export(paths: Sequence[Path], out: Path) -> list[tuple[Path, Path]]:
+    root = revealjs_root()
+    offline = offline_resources(root)
+    slides_exporter, page_exporter = exporters()
+    (out / "slides").mkdir(parents=True, exist_ok=True)
+    (out / "pages").mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        if MATH.search(markdown):
+            raise ExportError(f"{path.name} has math or a mermaid diagram: the offline "
+                              "export does not embed MathJax/mermaid yet")  # fmt: skip
+        pair = []
+        for kind, exporter in (("slides", slides_exporter), ("pages", page_exporter)):
+            resources = {"metadata": {"name": path.stem, "path": str(path.parent)},
+                         "offline": offline}  # fmt: skip
+            body, _ = exporter.from_notebook_node(prepared(nb, link_suffix=".html"), resources)
+            found = remote_loads(body)
+            if found:
+                raise ExportError(f"{path.name} ({kind}) would load remote URLs: {found[:3]}")
+            target = out / kind / f"{path.stem}.html"
+            target.write_text(body, encoding="utf-8")
+            pair.append(target)
+        written.append((pair[0], pair[1]))
+    write_index(out, [p for p, _ in written], revealjs_version(root))
+    return written
+
+
+def write_index(out: Path, decks: Sequence[Path], version: str) -> None:
+    rows = "\n".join(
+        f'<li>{html.escape(d.stem)}: <a href="slides/{d.name}">slides</a> · '
+        f'<a href="pages/{d.name}">page</a></li>'
+        for d in decks
+    )
+    (out / "index.html").write_text(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>memorylib course exports</title></head><body>\n"
+        "<h1>memorylib course: slides and pages</h1>\n"
+        f"<p>Static exports with the committed outputs; reveal.js {html.escape(version)} "
+        "inlined; open from disk, no network needed.</p>\n"
+        f"<ul>\n{rows}\n</ul>\n</body></html>\n",
+        encoding="utf-8",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prefixes", nargs="*", help="notebook name prefixes, e.g. 08")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: exports/")
+    args = parser.parse_args(argv)
+    paths = slide_metadata.notebook_paths(args.prefixes)
+    if not paths:
+        print("no notebook matched", file=sys.stderr)
+        return 1
+    start = time.perf_counter()
+    try:
+        written = export(paths, args.out)
+    except ExportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    for deck, page in written:
+        nb = nbformat.read(slide_metadata.NOTEBOOKS / f"{deck.stem}.ipynb", as_version=4)
+        own = "own metadata" if slide_metadata.has_slide_metadata(nb) else "provisional"
+        print(f"{deck.stem:34s} deck {deck.stat().st_size / 1024:6.0f} KiB ({own}) · "
+              f"page {page.stat().st_size / 1024:6.0f} KiB")  # fmt: skip
+    where = args.out.resolve()
+    print(f"{len(written)} notebooks -> {where}/slides and {where}/pages "
+          f"in {time.perf_counter() - start:.1f} s; open {where}/index.html")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
