@@ -71,6 +71,7 @@ _CHUNK = 8_192  # records tokenized together (numpy work per chunk, bounded memo
 _SORT_FRACTION = 16  # postings below 1/16 of the records: sort them instead of bincount
 _ROUNDING_SLACK = 2e-6  # > 2 x the largest change round(x, 6) makes, plus float error
 _NEAR_MAX = 64  # a shortlist longer than this (ties) is cut by the taught keys first
+_IMPACT_MAX = 4_000_000  # BM25 term weights kept for long posting lists (32 MB of floats)
 _BATCH_CHARS = 2_000_000  # characters per numpy pass (one long record may exceed it)
 
 
@@ -164,6 +165,7 @@ class RecallIndex:
         self._delta: dict[int, tuple[list[int], list[int]]] = {}
         self._runs_in_delta = 0
         self._norms: tuple[tuple, np.ndarray] | None = None  # BM25 length norms, cached
+        self._impacts: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see _impact
 
     # -- keeping up with the file ---------------------------------------------------------
 
@@ -505,6 +507,7 @@ class RecallIndex:
             lengths = self._term_lengths.view.astype(np.float64)
             norm = k1 * (1.0 - b + b * lengths / average) if average else np.full(len(lengths), k1)
             self._norms = (key, norm)
+            self._impacts.clear()
         return self._norms[1]
 
     def _corpus(self, query: RecallQuery, postings: Postings) -> CorpusStats:
@@ -517,6 +520,30 @@ class RecallIndex:
             else:
                 frequency[term] = sum(len(docs) for docs, _ in parts)
         return CorpusStats(len(self._ids) - self._dead, self._alive_length, frequency)
+
+    def _impact(
+        self, term: str, part: int, docs: np.ndarray, tfs: np.ndarray, k1: float, norm: np.ndarray
+    ) -> np.ndarray:
+        """``tf * (k1 + 1) / (tf + norm[doc])`` of every posting of one part of a term's
+        list: BM25's term weight before idf (the shortlist's slack covers the float rounding
+        of the different order). A long list (an eighth of the docs or more) gets it spread
+        over every doc (0 where the term is absent), kept while the norms stay the same
+        (any append or retraction recomputes them and empties this cache): a common term's
+        list is as long as the store, and most queries hold one."""
+        key = (term, part, len(docs))
+        cached = self._impacts.get(key)
+        if cached is not None and cached[0] is norm:
+            return cached[1]
+        tf = tfs.astype(np.float64)
+        impact = tf * (k1 + 1.0) / (tf + norm[docs])
+        if len(docs) * 8 >= len(self._ids):
+            spread = np.zeros(len(self._ids))
+            spread[docs] = impact
+            if sum(len(v[1]) for v in self._impacts.values()) + len(spread) > _IMPACT_MAX:
+                self._impacts.clear()
+            self._impacts[key] = (norm, spread)
+            return spread
+        return impact
 
     def _shortlist_by_score(
         self,
@@ -541,14 +568,21 @@ class RecallIndex:
         matched_idf = np.zeros(size) if policy.min_evidence else None
         for term, parts in postings.items():  # sorted terms: the taught sums' order
             weight = idf(term, corpus)
-            for term_docs, tfs in parts:
-                at = term_docs
-                tf = tfs.astype(np.float64)
-                if sparse:  # positions in docs (sorted); dead docs are not there
-                    where = np.searchsorted(docs, term_docs)
-                    found = where < len(docs)
-                    found[found] = docs[where[found]] == term_docs[found]
-                    at, tf, term_docs = where[found], tf[found], term_docs[found]
+            for part, (term_docs, tfs) in enumerate(parts):
+                if not sparse:
+                    impact = self._impact(term, part, term_docs, tfs, k1, norm)
+                    if len(impact) == len(raw):  # a long list, spread over every doc
+                        raw += weight * impact
+                    else:
+                        raw[term_docs] += weight * impact
+                    if matched_idf is not None:
+                        matched_idf[term_docs] += weight
+                    continue
+                tf = tfs.astype(np.float64)  # few docs: positions in docs (sorted)
+                where = np.searchsorted(docs, term_docs)
+                found = where < len(docs)
+                found[found] = docs[where[found]] == term_docs[found]
+                at, tf, term_docs = where[found], tf[found], term_docs[found]
                 raw[at] += weight * tf * (k1 + 1.0) / (tf + norm[term_docs])
                 if matched_idf is not None:
                     matched_idf[at] += weight
