@@ -586,7 +586,7 @@ class RecallIndex:
                 raw[at] += weight * tf * (k1 + 1.0) / (tf + norm[term_docs])
                 if matched_idf is not None:
                     matched_idf[at] += weight
-        if not sparse:
+        if not sparse and len(docs) < len(raw):  # (every doc matching: already aligned)
             raw = raw[docs]
             matched_idf = None if matched_idf is None else matched_idf[docs]
         query_idf = sum(idf(term, corpus) for term in query.terms)
