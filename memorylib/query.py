@@ -16,6 +16,7 @@ Terms come from one rule, read character by character:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import unicodedata
 import uuid
@@ -63,6 +64,7 @@ def is_word_char(char: str) -> bool:
     ) and not is_cjk(char)
 
 
+@functools.cache  # a character's class never changes: work it out once per character
 def char_class(char: str) -> str:
     """``"word"``, ``"cjk"`` or ``"other"`` (spaces, punctuation, symbols)."""
     if is_cjk(char):
