@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import unicodedata
 import warnings
 from collections import defaultdict
 from datetime import datetime
@@ -280,3 +281,8 @@ def read(log: FileLog) -> list[StoredMemory]:
 def test_vectorized_capture_times_match_the_parser(stamps: list[str]) -> None:
     expected = [epoch_micros(parse_timestamp(stamp, "t")) for stamp in stamps]
     assert _capture_micros(stamps).tolist() == expected
+
+
+def test_combining_marks_are_found_in_every_plane_that_has_them() -> None:
+    every = {chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp))[0] == "M"}
+    assert tokenizer._rules().marks == every

@@ -80,6 +80,13 @@ def _char_class(code_points: list[int]) -> str:
     )
 
 
+# Combining marks live in planes 0, 1 and 14 only: planes 2 and 3 are reserved for
+# ideographs, 15 and 16 for private use, 4 to 13 are unassigned (Unicode's roadmap).
+# Scanning these three planes instead of all 17 saves about 0.08 s on the first recall;
+# tests/test_fast_equivalence.py checks the result against the full scan.
+_MARK_PLANES = (0, 1, 14)
+
+
 class _Rules(NamedTuple):
     full: re.Pattern[str]  # group 1 = a word, group 2 = a CJK run
     plain: re.Pattern[str]  # the same for text without combining marks
@@ -88,7 +95,12 @@ class _Rules(NamedTuple):
 
 @lru_cache(maxsize=1)
 def _rules() -> _Rules:
-    marks = [cp for cp in range(0x110000) if unicodedata.category(chr(cp))[0] == "M"]
+    marks = [
+        cp
+        for plane in _MARK_PLANES
+        for cp in range(plane << 16, (plane + 1) << 16)
+        if unicodedata.category(chr(cp))[0] == "M"
+    ]
     mark_class = _char_class(marks)
     han = f"{CJK_FIRST}-{CJK_LAST}"
     # (?:a+|b+)+ matches what (?:a|b)+ matches, a run at a time instead of a character.
