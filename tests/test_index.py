@@ -457,3 +457,51 @@ def test_a_file_changed_between_refresh_and_read_is_indexed_again(tmp_path: Path
     st = os.stat(store.path)  # as if the refresh's stat had raced the replacement:
     engine._index._stat_key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     assert_same(store, engine, PROCESS_QUERIES)
+
+
+@pytest.mark.parametrize(("shape", "records"), [("short", 1000), ("long", 400)])
+def test_bm25_and_hybrid_pruned_shortlists_equal_teaching(
+    tmp_path: Path, shape: str, records: int
+) -> None:
+    # Synthetic stores have common words (in most records) and rare ones: most BM25 and
+    # hybrid queries take the pruned shortlist (the rarer terms' docs alone, when the
+    # bound proves it); it must still give the teaching path's exact result, after
+    # retractions too. The pruned path is counted, so this test cannot pass without it.
+    from memorylib.synthetic import synthetic_queries, write_synthetic_store
+
+    store = write_synthetic_store(
+        tmp_path / "s.jsonl", records, seed=3, user_id=USER, bulk=True, shape=shape
+    )
+    ids = [r.memory_id for r in store.read_all()]
+    queries = [*synthetic_queries(12, seed=4), "the memory", "记忆 用户 the", "user 用户"]
+    policies = [
+        ScoringPolicy.bm25(),
+        ScoringPolicy.hybrid(),
+        ScoringPolicy.bm25(k1=2.0, b=0.0),
+        ScoringPolicy(scorer="hybrid", lexical_weight=0.5, recency_weight=0.5),
+    ]
+    taken = []
+    original = RecallIndex._pruned
+
+    def counted(self, *args):
+        result = original(self, *args)
+        taken.append(result is not None)
+        return result
+
+    engine = RecallEngine(store)
+    with mock.patch.object(RecallIndex, "_pruned", counted):
+        for round_ in range(2):
+            work = [
+                (text, limit, "2026-08-01T00:00:00Z", policy)
+                for text in queries
+                for limit in (1, 10)
+                for policy in policies
+            ]
+            assert_same(store, engine, work)
+            for memory_id in ids[round_ * 7 : round_ * 7 + 5]:  # then some retractions
+                store.retract(
+                    memory_id,
+                    reason="test",
+                    source=MemorySource(f"r-{memory_id}", "user_request", "forget", TIMES[0]),
+                )
+    assert sum(taken) >= 20, (sum(taken), len(taken))  # of 240 recalls

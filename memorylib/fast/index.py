@@ -25,6 +25,14 @@ Only the few left become RecallCandidates (with their ``searchable_terms``), and
 the taught ``stable_rank_recall_candidates`` scores and orders them. Identical hits,
 ranks, breakdowns and counts, by construction and by property test.
 
+BM25 and hybrid score every matching record with numpy (term frequencies and lengths
+are in the index; a common term's weights are kept spread over every record). When a
+query mixes common terms (on an eighth of the records or more) with rarer ones, only
+the rarer terms' records are scored first (MaxScore): a term adds less than
+``idf * (k1 + 1)``, so a record holding only common terms stays below their sum, and if
+``limit`` records beat that bound plus all that recency can add, nobody else can reach
+the top; otherwise every record is scored.
+
 The index follows the file: a ``stat`` per query; when the file grew, only the new
 committed lines are read (``log.FileLog``); when it was replaced, truncated or
 rewritten (identity, size, mtime or the bytes before the old end differ), the index
@@ -165,6 +173,7 @@ class RecallIndex:
         self._delta: dict[int, tuple[list[int], list[int]]] = {}
         self._runs_in_delta = 0
         self._norms: tuple[tuple, np.ndarray] | None = None  # BM25 length norms, cached
+        self._made: dict[int, RecallCandidate] = {}  # one recall's candidates, by doc
         self._impacts: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see _impact
 
     # -- keeping up with the file ---------------------------------------------------------
@@ -445,6 +454,7 @@ class RecallIndex:
         self, query: RecallQuery, *, as_of: datetime | str, policy: ScoringPolicy
     ) -> RecallResult:
         self.refresh()
+        self._made = {}
         moment = parse_timestamp(as_of, "as_of")
         policy = require(policy, ScoringPolicy, "policy")
         unique_terms = sorted(set(query.terms))  # a hand-built query may repeat a term
@@ -481,22 +491,21 @@ class RecallIndex:
         """RecallCandidates of ``docs``: records read back, terms as the taught stage finds
         them, term frequencies and lengths from the index."""
         wanted = set(query.terms)
-        candidates = []
-        for doc, record in zip(docs, self._load(docs), strict=True):
+        made = self._made  # this recall's candidates so far (hybrid asks twice for the best)
+        new = [doc for doc in docs if doc not in made]
+        for doc, record in zip(new, self._load(new), strict=True):
             found = terms(record.summary + " " + record.content)  # = searchable_terms(record)
             matched = tuple(t for t in found if t in wanted)
-            candidates.append(
-                RecallCandidate(
-                    query_id=query.query_id,
-                    record=record,
-                    searchable_terms=found,
-                    matched_terms=matched,
-                    captured_at=parse_timestamp(record.source.captured_at, "captured_at"),
-                    term_frequencies=tuple(_frequency(postings[t], doc) for t in matched),
-                    length=int(self._term_lengths.view[doc]),
-                )
+            made[doc] = RecallCandidate(
+                query_id=query.query_id,
+                record=record,
+                searchable_terms=found,
+                matched_terms=matched,
+                captured_at=parse_timestamp(record.source.captured_at, "captured_at"),
+                term_frequencies=tuple(_frequency(postings[t], doc) for t in matched),
+                length=int(self._term_lengths.view[doc]),
             )
-        return candidates
+        return [made[doc] for doc in docs]
 
     def _length_norms(self, k1: float, b: float, corpus: CorpusStats) -> np.ndarray:
         """``k1 * (1 - b + b * length / average_length)`` of every doc, as the taught
@@ -563,6 +572,10 @@ class RecallIndex:
         k1, b = policy.bm25_k1, policy.bm25_b
         norm = self._length_norms(k1, b, corpus)
         sparse = len(docs) * 8 < len(self._ids)  # few matches: work on them alone
+        if not sparse and not policy.min_evidence and policy.uses_bm25:
+            pruned = self._pruned(docs, levels, query, postings, corpus, moment, policy, norm)
+            if pruned is not None:
+                return pruned
         size = len(docs) if sparse else len(self._ids)
         raw = np.zeros(size)
         matched_idf = np.zeros(size) if policy.min_evidence else None
@@ -623,6 +636,86 @@ class RecallIndex:
         if len(near) > _NEAR_MAX:  # many ties: the taught keys decide, as far as is certain
             near = near[self._top_of(near, totals, levels, docs, query.limit)]
         return docs[near].tolist(), corpus
+
+    def _pruned(
+        self,
+        docs: np.ndarray,
+        levels: np.ndarray,
+        query: RecallQuery,
+        postings: Postings,
+        corpus: CorpusStats,
+        moment: datetime,
+        policy: ScoringPolicy,
+        norm: np.ndarray,
+    ) -> tuple[list[int], CorpusStats] | None:
+        """The BM25/hybrid shortlist from the docs holding a rarer query term alone, when
+        that is provably enough (MaxScore): a term's BM25 weight is below idf * (k1 + 1),
+        so a doc holding only the common terms (on an eighth of the docs or more) scores
+        below the sum of theirs; if ``limit`` of the rarer terms' docs beat that bound with
+        the most recency can add, no other doc can reach the top. None when it cannot be
+        shown (then every doc is scored)."""
+        k1, n, limit = policy.bm25_k1, len(self._ids), query.limit
+        common = {t for t, parts in postings.items() if sum(len(d) for d, _ in parts) * 8 >= n}
+        rare = [docs_ for t, parts in postings.items() if t not in common for docs_, _ in parts]
+        if not common or not rare:
+            return None
+        cand = rare[0].astype(np.int64)  # each part is sorted, without repeats
+        if len(rare) > 1:
+            cand = np.sort(np.concatenate(rare)).astype(np.int64)
+            cand = cand[np.concatenate(([True], cand[1:] != cand[:-1]))]
+        if self._dead:
+            cand = cand[self._alive.view[cand]]
+        if len(cand) <= limit:
+            return None
+        raw = np.zeros(len(cand))
+        for term, parts in postings.items():
+            weight = idf(term, corpus)
+            for part, (term_docs, tfs) in enumerate(parts):
+                if term in common:
+                    impact = self._impact(term, part, term_docs, tfs, k1, norm)
+                    if len(impact) == n:  # spread over every doc
+                        raw += weight * impact[cand]
+                        continue
+                    where = np.searchsorted(term_docs, cand)  # cand's docs in a long list
+                    found = where < len(term_docs)
+                    found[found] = term_docs[where[found]] == cand[found]
+                    raw[found] += weight * impact[where[found]]
+                    continue
+                where = np.searchsorted(cand, term_docs)  # a short list's docs in cand
+                found = where < len(cand)
+                found[found] = cand[where[found]] == term_docs[found]
+                tf = tfs[found].astype(np.float64)
+                raw[where[found]] += weight * tf * (k1 + 1.0) / (tf + norm[term_docs[found]])
+        bound = sum(idf(term, corpus) for term in common) * (k1 + 1.0)  # any other doc's BM25
+        top = float(raw.max())
+        slack = _ROUNDING_SLACK * (1.0 + top + bound)
+        if policy.scorer == "hybrid":
+            if top <= bound + slack:  # the best BM25 might be outside: score every doc
+                return None
+            best_docs = cand[raw >= top - _ROUNDING_SLACK * (1.0 + top)].tolist()
+            best = max(
+                bm25_score(c, corpus, policy) for c in self._candidates(query, best_docs, postings)
+            )
+            corpus = dataclasses.replace(corpus, best_bm25=best)
+            if not best:
+                return None
+            lexical, others = raw / best, bound / best
+        else:
+            lexical, others = raw, bound
+        totals = policy.lexical_weight * lexical
+        if policy.recency_weight:
+            seconds = (epoch_micros(moment) - self._captured.view[cand]) / 1e6
+            age_days = np.maximum(0.0, seconds / SECONDS_PER_DAY)
+            totals = totals + policy.recency_weight / (1.0 + age_days / policy.recency_window_days)
+        kth = np.partition(totals, len(totals) - limit)[len(totals) - limit]
+        slack = _ROUNDING_SLACK * (1.0 + float(np.abs(totals).max()) + others)
+        if policy.lexical_weight * others + policy.recency_weight >= kth - slack:
+            return None  # a doc with only common terms could still reach the top
+        near = np.flatnonzero(totals >= kth - slack)
+        if len(near) > _NEAR_MAX:
+            at = np.searchsorted(docs, cand)  # cand's positions in docs, for their levels
+            near = near[self._top_of(near, totals, levels[at], cand, limit)]
+        return cand[near].tolist(), corpus
 
     def _top_of(
         self, near: np.ndarray, totals: np.ndarray, levels: np.ndarray, docs: np.ndarray, k: int
