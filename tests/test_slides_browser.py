@@ -61,11 +61,7 @@ RISE_CSS = ROOT / "notebooks" / "rise.css"  # RISE loads it from the notebook's 
 MEASUREMENTS = ROOT / "artifacts" / "slides_overflow.json"
 # Slides that overflow for a reason cell metadata cannot fix, each with that reason. The
 # test fails if one of them stops overflowing (remove it here) or overflows otherwise.
-KNOWN_OVERFLOW = {
-    "3.1": "cell 8's hits frame has 13 columns, about 1400 px wide at RISE's size, in a "
-    "1198 px output area: one output cannot be split by slide metadata; it scrolls "
-    "sideways until the cell shows fewer columns on the slide",
-}
+KNOWN_OVERFLOW: dict[str, str] = {}
 VIEWPORT = {"width": 1280, "height": 720}
 STEP_TIMEOUT_MS = 20_000
 TYPED = "memory recall"
