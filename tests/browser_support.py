@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = (
@@ -37,6 +38,28 @@ CHROMIUM_ARGS = (
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+
+# A browser test module's marks: `pytestmark = BROWSER_MARKS`.
+BROWSER_MARKS = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason=f"{CHROMIUM} is missing: install Debian's chromium (scripts/ensure-chromium.sh)",
+    ),
+]
+
+
+def launched_chromium() -> Iterator[object]:
+    """Debian's Chromium, headless, through Playwright (a module fixture's body)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=list(CHROMIUM_ARGS)
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
 
 
 def free_port() -> int:

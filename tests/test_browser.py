@@ -24,22 +24,16 @@ from memorylib.notebook.playground import DEFAULT_STATE, PlaygroundCatalog, play
 from memorylib.store import user_scope_for
 
 from .browser_support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    BROWSER_MARKS,
     ROOT,
     SCREENSHOTS,
     cleared_copy,
     jupyter_lab,
+    launched_chromium,
     voila,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason=f"{CHROMIUM} is missing: install Debian's chromium (scripts/ensure-chromium.sh)",
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 NOTEBOOK = ROOT / "notebooks" / "08_query_playground.ipynb"
 TIMINGS = ROOT / "artifacts" / "browser_timings.json"
@@ -50,15 +44,7 @@ STEP_TIMEOUT_MS = 20_000
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=list(CHROMIUM_ARGS)
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    yield from launched_chromium()
 
 
 @pytest.fixture(scope="module")

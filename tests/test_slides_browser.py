@@ -38,22 +38,16 @@ import pytest
 from memorylib.notebook.playground import DEFAULT_STATE, PlaygroundCatalog, playground_view
 
 from .browser_support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    BROWSER_MARKS,
     ROOT,
     SCREENSHOTS,
     cleared_copy,
     jupyter_lab,
+    launched_chromium,
 )
 from .test_slides_structure import PILOT, load_script
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason=f"{CHROMIUM} is missing: install Debian's chromium (scripts/ensure-chromium.sh)",
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 slides = load_script("slide_metadata")
 NOTEBOOK = ROOT / "notebooks" / f"{PILOT}.ipynb"
@@ -118,15 +112,7 @@ def shoot(page, name: str) -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=list(CHROMIUM_ARGS)
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    yield from launched_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -119,6 +119,14 @@ class _Growable:
 Postings = dict[str, list[tuple[np.ndarray, np.ndarray]]]  # term -> [(docs, tf)]
 
 
+def _locate(sorted_values: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``wanted`` would stand in ``sorted_values``, and whether it is there."""
+    where = np.searchsorted(sorted_values, wanted)
+    found = where < len(sorted_values)
+    found[found] = sorted_values[where[found]] == wanted[found]
+    return where, found
+
+
 def _frequency(parts: list[tuple[np.ndarray, np.ndarray]], doc: int) -> int:
     """How often a term occurs in ``doc``, from its postings (docs are sorted)."""
     for docs, tfs in parts:
@@ -591,11 +599,8 @@ class RecallIndex:
                     if matched_idf is not None:
                         matched_idf[term_docs] += weight
                     continue
-                tf = tfs.astype(np.float64)  # few docs: positions in docs (sorted)
-                where = np.searchsorted(docs, term_docs)
-                found = where < len(docs)
-                found[found] = docs[where[found]] == term_docs[found]
-                at, tf, term_docs = where[found], tf[found], term_docs[found]
+                where, found = _locate(docs, term_docs)  # few docs: positions in docs
+                at, tf, term_docs = where[found], tfs[found].astype(np.float64), term_docs[found]
                 raw[at] += weight * tf * (k1 + 1.0) / (tf + norm[term_docs])
                 if matched_idf is not None:
                     matched_idf[at] += weight
@@ -604,12 +609,8 @@ class RecallIndex:
             matched_idf = None if matched_idf is None else matched_idf[docs]
         query_idf = sum(idf(term, corpus) for term in query.terms)
         if policy.scorer == "hybrid":
-            top = raw.max()
-            best_docs = docs[raw >= top - _ROUNDING_SLACK * (1.0 + top)].tolist()
-            best = max(
-                bm25_score(c, corpus, policy) for c in self._candidates(query, best_docs, postings)
-            )
-            corpus = dataclasses.replace(corpus, best_bm25=best)
+            corpus = self._with_best_bm25(query, docs, raw, postings, corpus, policy)
+            best = corpus.best_bm25
             lexical = raw / best if best else np.zeros(len(docs))
         elif policy.scorer == "bm25":
             lexical = raw
@@ -627,9 +628,7 @@ class RecallIndex:
             floor = np.partition(totals, len(totals) - query.limit)[len(totals) - query.limit]
             reach = totals + policy.recency_weight >= floor - _ROUNDING_SLACK * (1.0 + floor)
             docs, levels, totals = docs[reach], levels[reach], totals[reach]
-            seconds = (epoch_micros(moment) - self._captured.view[docs]) / 1e6
-            age_days = np.maximum(0.0, seconds / SECONDS_PER_DAY)
-            totals = totals + policy.recency_weight / (1.0 + age_days / policy.recency_window_days)
+            totals = totals + self._recency_part(docs, moment, policy)
         slack = _ROUNDING_SLACK * (1.0 + float(np.abs(totals).max()))
         kth = np.partition(totals, len(totals) - query.limit)[len(totals) - query.limit]
         near = np.flatnonzero(totals >= kth - slack)  # every doc that may reach the top
@@ -676,14 +675,10 @@ class RecallIndex:
                     if len(impact) == n:  # spread over every doc
                         raw += weight * impact[cand]
                         continue
-                    where = np.searchsorted(term_docs, cand)  # cand's docs in a long list
-                    found = where < len(term_docs)
-                    found[found] = term_docs[where[found]] == cand[found]
+                    where, found = _locate(term_docs, cand)  # cand's docs in a long list
                     raw[found] += weight * impact[where[found]]
                     continue
-                where = np.searchsorted(cand, term_docs)  # a short list's docs in cand
-                found = where < len(cand)
-                found[found] = cand[where[found]] == term_docs[found]
+                where, found = _locate(cand, term_docs)  # a short list's docs in cand
                 tf = tfs[found].astype(np.float64)
                 raw[where[found]] += weight * tf * (k1 + 1.0) / (tf + norm[term_docs[found]])
         bound = sum(idf(term, corpus) for term in common) * (k1 + 1.0)  # any other doc's BM25
@@ -692,11 +687,8 @@ class RecallIndex:
         if policy.scorer == "hybrid":
             if top <= bound + slack:  # the best BM25 might be outside: score every doc
                 return None
-            best_docs = cand[raw >= top - _ROUNDING_SLACK * (1.0 + top)].tolist()
-            best = max(
-                bm25_score(c, corpus, policy) for c in self._candidates(query, best_docs, postings)
-            )
-            corpus = dataclasses.replace(corpus, best_bm25=best)
+            corpus = self._with_best_bm25(query, cand, raw, postings, corpus, policy)
+            best = corpus.best_bm25
             if not best:
                 return None
             lexical, others = raw / best, bound / best
@@ -704,9 +696,7 @@ class RecallIndex:
             lexical, others = raw, bound
         totals = policy.lexical_weight * lexical
         if policy.recency_weight:
-            seconds = (epoch_micros(moment) - self._captured.view[cand]) / 1e6
-            age_days = np.maximum(0.0, seconds / SECONDS_PER_DAY)
-            totals = totals + policy.recency_weight / (1.0 + age_days / policy.recency_window_days)
+            totals = totals + self._recency_part(cand, moment, policy)
         kth = np.partition(totals, len(totals) - limit)[len(totals) - limit]
         slack = _ROUNDING_SLACK * (1.0 + float(np.abs(totals).max()) + others)
         if policy.lexical_weight * others + policy.recency_weight >= kth - slack:
@@ -716,6 +706,31 @@ class RecallIndex:
             at = np.searchsorted(docs, cand)  # cand's positions in docs, for their levels
             near = near[self._top_of(near, totals, levels[at], cand, limit)]
         return cand[near].tolist(), corpus
+
+    def _recency_part(
+        self, docs: np.ndarray, moment: datetime, policy: ScoringPolicy
+    ) -> np.ndarray:
+        """``recency_weight * recency`` of each doc, as the contract computes it."""
+        seconds = (epoch_micros(moment) - self._captured.view[docs]) / 1e6
+        age_days = np.maximum(0.0, seconds / SECONDS_PER_DAY)
+        return policy.recency_weight / (1.0 + age_days / policy.recency_window_days)
+
+    def _with_best_bm25(
+        self,
+        query: RecallQuery,
+        docs: np.ndarray,
+        raw: np.ndarray,
+        postings: Postings,
+        corpus: CorpusStats,
+        policy: ScoringPolicy,
+    ) -> CorpusStats:
+        """``corpus`` with the query's exact best BM25 (hybrid divides by it): the taught
+        ``bm25_score`` of the docs whose numpy BM25 (``raw``) is within rounding of the top."""
+        top = float(raw.max())
+        best_docs = docs[raw >= top - _ROUNDING_SLACK * (1.0 + top)].tolist()
+        candidates = self._candidates(query, best_docs, postings)
+        best = max(bm25_score(c, corpus, policy) for c in candidates)
+        return dataclasses.replace(corpus, best_bm25=best)
 
     def _top_of(
         self, near: np.ndarray, totals: np.ndarray, levels: np.ndarray, docs: np.ndarray, k: int

@@ -51,6 +51,7 @@ __all__ = [
     "candidate_pool",
     "chart_fonts",
     "course_notebook",
+    "error_name",
     "figure_png",
     "navigation_line",
     "pipeline_banner",
@@ -180,6 +181,18 @@ def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
     except RemoteMemoryError as exc:
         return type(exc).__name__, str(exc)
     return NO_ERROR, str(value)
+
+
+def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
+    """A predicted outcome as the checkers compare it: an exception class as its name, a
+    string stripped, and None for "no error" ("", "none", "no error", any case, or one of
+    ``no_error``); anything else unchanged."""
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return value.__name__
+    if isinstance(value, str):
+        text = value.strip()
+        return None if text.lower() in ("", "none", NO_ERROR, *no_error) else text
+    return value
 
 
 def candidate_pool(

@@ -46,7 +46,7 @@ from memorylib import (
 )
 from memorylib.files import append_bytes, atomic_replace, read_quarantine
 from memorylib.fsck import FsckReport
-from memorylib.notebook.common import NO_ERROR
+from memorylib.notebook.common import NO_ERROR, error_name
 from memorylib.notebook.common import typed_attempt as attempt
 from memorylib.notebook.exercises import (
     CheckResult,
@@ -668,21 +668,12 @@ def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, str | None]:
     return truth
 
 
-def _as_name(value: object) -> object:
-    if isinstance(value, type) and issubclass(value, BaseException):
-        return value.__name__
-    if isinstance(value, str):
-        text = value.strip()
-        return None if text.lower() in ("", "none", NO_ERROR) else text
-    return value
-
-
 def _same_error(given: object, expected: str | None) -> bool:
-    return _as_name(given) == expected
+    return error_name(given) == expected
 
 
 def _shown(given: object) -> str:
-    name = _as_name(given)
+    name = error_name(given)
     return "no error" if name is None else str(name)
 
 

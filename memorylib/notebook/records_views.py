@@ -35,7 +35,7 @@ from memorylib import (
     StoredMemory,
     user_scope_for,
 )
-from memorylib.notebook.common import NO_ERROR, typed_attempt, with_chart_fonts
+from memorylib.notebook.common import NO_ERROR, error_name, typed_attempt, with_chart_fonts
 from memorylib.notebook.exercises import (
     CheckResult,
     Counterexample,
@@ -468,25 +468,16 @@ def exercise_truth() -> dict[str, str | int | None]:
     return truth
 
 
-def _as_name(value: object) -> object:
-    if isinstance(value, type) and issubclass(value, BaseException):
-        return value.__name__
-    if isinstance(value, str):
-        text = value.strip()
-        return None if text.lower() in ("", "none", NO_ERROR, "written") else text
-    return value
-
-
 def _same(given: object, expected: str | int | None) -> bool:
     if isinstance(expected, int):
         return type(given) is int and given == expected  # not a bool, not "2"
-    return _as_name(given) == expected
+    return error_name(given, no_error=("written",)) == expected
 
 
 def _shown(given: object) -> str:
     if isinstance(given, int | float) and not isinstance(given, bool):
         return repr(given)
-    name = _as_name(given)
+    name = error_name(given, no_error=("written",))
     return "None (written)" if name is None else repr(name)
 
 
