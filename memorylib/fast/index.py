@@ -136,6 +136,14 @@ def _frequency(parts: list[tuple[np.ndarray, np.ndarray]], doc: int) -> int:
     raise _Moved  # the record holds a term the index does not: the file changed
 
 
+def _spread(shift: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``i + shift[t]`` for every position ``i`` of an array made of ``counts[t]`` items
+    of each group ``t`` in turn (group by group: where each item moves to)."""
+    where = np.repeat(shift, counts)
+    where += np.arange(len(where))
+    return where
+
+
 class _Moved(Exception):
     """A record's line is not where the index last read it: the file changed under us."""
 
@@ -384,17 +392,17 @@ class RecallIndex:
         tf = np.empty(int(offsets[-1]), dtype=np.uint16)
         filled = old  # per term: how much of its new slice is written so far
         if len(self._csr_docs):  # the CSR's docs, term by term, at the start of each slice
-            terms_of = np.repeat(np.arange(len(self._csr_offsets) - 1), np.diff(self._csr_offsets))
-            where = offsets[terms_of] + np.arange(len(self._csr_docs)) - self._csr_offsets[terms_of]
+            kept = len(self._csr_offsets) - 1
+            where = _spread(offsets[:kept] - self._csr_offsets[:-1], old[:kept])
             docs[where], tf[where] = self._csr_docs, self._csr_tf
-            del terms_of, where
+            del where
         for counts, run_docs, run_tf in self._runs:
-            run_offsets = np.concatenate(([0], np.cumsum(counts)))
-            terms_of = np.repeat(np.arange(len(counts)), counts)
-            rank = np.arange(len(run_docs)) - run_offsets[terms_of]
-            where = offsets[terms_of] + filled[terms_of] + rank
+            # term t's docs go to offsets[t] + filled[t] onwards, in run order
+            terms = len(counts)
+            shift = offsets[:terms] + filled[:terms] - (np.cumsum(counts) - counts)
+            where = _spread(shift, counts)
             docs[where], tf[where] = run_docs, run_tf
-            filled[: len(counts)] += counts
+            filled[:terms] += counts
         self._runs, self._run_pairs, self._delta, self._runs_in_delta = [], 0, {}, 0
         self._csr_offsets, self._csr_docs, self._csr_tf = offsets, docs, tf
 

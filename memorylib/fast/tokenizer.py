@@ -165,43 +165,63 @@ def _bmp_word_table() -> np.ndarray:
 def term_pairs(
     texts: list[str], docs: list[int], vocab_id: VocabId, packed: dict[int, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Unique (doc, term id) pairs, ordered by term id then doc, ``docs[i]`` holding the
-    terms of raw ``texts[i]``, and how often each term occurs in its doc (``term_counts``;
-    capped at 65,535, far above what a 20,000-character record can hold).
+    """Unique (doc, term id) pairs, ordered by term id then doc, ``docs[i]`` (ascending)
+    holding the terms of raw ``texts[i]``, and how often each term occurs in its doc
+    (``term_counts``; capped at 65,535, far above what a 20,000-character record holds).
 
     Every text is case-folded (``fold_case``) and the folded texts are joined by "\\n"
     (not a word or CJK character, so no term crosses two texts), then read as code
     points: words are the maximal runs of word characters (``_word_pairs``), CJK terms
-    come from the maximal runs of U+4E00..U+9FFF (``_han_pairs``). Plain-ASCII texts are
-    joined apart from the others and read as bytes: they need no Unicode folding and
-    hold no CJK. ``vocab_id`` maps a term key (``term_key``) to its id.
+    come from the maximal runs of U+4E00..U+9FFF (``_han_pairs``). A batch of plain-ASCII
+    texts is read as bytes: it needs no Unicode folding and holds no CJK. ``vocab_id``
+    maps a term key (``term_key``) to its id.
+
+    Both readers hand back their occurrences grouped by term, each group in text order
+    (so in doc order), and no term in two groups: one pass counts the repeats and a
+    gather puts the groups in term id order, with no sort of the occurrences.
     """
-    plain: tuple[list[str], list[int]] = ([], [])
-    other: tuple[list[str], list[int]] = ([], [])
-    for text, doc in zip(texts, docs, strict=True):
-        group = plain if text.isascii() else other
-        group[0].append(text)
-        group[1].append(doc)
-    parts = [(_EMPTY, _EMPTY)]
-    if plain[0]:
-        joined = "\n".join(plain[0]).lower() + "\n"  # fold_case of ASCII is lower()
+    if not texts:
+        return _EMPTY.astype(np.int32), _EMPTY.astype(np.int32), _EMPTY.astype(np.uint16)
+    if all(text.isascii() for text in texts):
+        joined = "\n".join(texts).lower() + "\n"  # fold_case of ASCII is lower()
         points = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-        sizes = np.fromiter(map(len, plain[0]), dtype=np.int64, count=len(plain[0])) + 1
-        owner = np.repeat(np.asarray(plain[1], dtype=np.int32), sizes)  # doc of each byte
-        parts.append(_word_pairs(joined, points, owner, vocab_id, packed))
-    if other[0]:
-        joined, sizes = _fold_joined(other[0])
+        sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
+        owner = np.repeat(np.asarray(docs, dtype=np.int32), sizes)  # doc of each byte
+        parts = [_word_pairs(joined, points, owner, vocab_id, packed)]
+    else:
+        joined, sizes = _fold_joined(texts)
         points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        owner = np.repeat(np.asarray(other[1], dtype=np.int32), sizes)  # doc of each point
-        parts.append(_word_pairs(joined, points, owner, vocab_id, packed))
-        parts.append(_han_pairs(points, owner, vocab_id))
-    keys = np.concatenate([(ids.astype(np.int64) << 32) | docs_ for docs_, ids in parts])
-    keys.sort()  # by term, then doc: the index merges such runs without sorting them again
-    starts = np.flatnonzero(_run_starts(keys))
-    counts = np.diff(np.append(starts, len(keys)))  # occurrences of each (term, doc)
-    keys = keys[starts]
-    docs_out = (keys & 0xFFFFFFFF).astype(np.int32)
-    return docs_out, (keys >> 32).astype(np.int32), np.minimum(counts, 0xFFFF).astype(np.uint16)
+        owner = np.repeat(np.asarray(docs, dtype=np.int32), sizes)  # doc of each point
+        parts = [
+            _word_pairs(joined, points, owner, vocab_id, packed),
+            _han_pairs(points, owner, vocab_id),
+        ]
+    occurrence_docs = np.concatenate([part[0] for part in parts])
+    occurrence_ids = np.concatenate([part[1] for part in parts])
+    return _ordered_pairs(occurrence_docs, occurrence_ids)
+
+
+def _ordered_pairs(
+    docs: np.ndarray, ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(docs, term ids, counts) of the distinct pairs, ordered by term id then doc, from
+    occurrences grouped by term (one group per term) with docs ascending in each group."""
+    fresh = _run_starts(ids)
+    fresh[1:] |= docs[1:] != docs[:-1]
+    starts = np.flatnonzero(fresh)
+    counts = np.diff(np.append(starts, len(ids)))  # occurrences of each (term, doc)
+    pair_docs, pair_ids = docs[starts], ids[starts]
+    group_starts = np.flatnonzero(_run_starts(pair_ids))  # one group per term
+    group_sizes = np.diff(np.append(group_starts, len(pair_ids)))
+    order = np.argsort(pair_ids[group_starts], kind="stable")
+    sizes = group_sizes[order]
+    moved = np.cumsum(sizes) - sizes  # where each group starts once in order
+    take = np.arange(len(pair_ids)) + np.repeat(group_starts[order] - moved, sizes)
+    return (
+        pair_docs[take].astype(np.int32),
+        pair_ids[take].astype(np.int32),
+        np.minimum(counts[take], 0xFFFF).astype(np.uint16),
+    )
 
 
 def _fold_joined(texts: list[str]) -> tuple[str, np.ndarray]:
@@ -228,7 +248,8 @@ def _fold_joined(texts: list[str]) -> tuple[str, np.ndarray]:
 def _word_pairs(
     joined: str, points: np.ndarray, owner: np.ndarray, vocab_id: VocabId, packed: dict[int, int]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(doc, word id) for every word occurrence in ``joined`` (``points``: its code points).
+    """(doc, word id) for every word occurrence in ``joined`` (``points``: its code points),
+    grouped by word, each group in text order.
 
     An ASCII word of at most 16 bytes is keyed by its bytes as two zero-padded uint64
     (no word byte is zero, so the key is exact) and ``packed`` remembers each key's id;
@@ -267,12 +288,12 @@ def _word_pairs(
         if term_id is None:
             text = keys[i].to_bytes(_PACK_MAX, "little").rstrip(b"\0").decode("ascii")
             ids[i] = packed[keys[i]] = vocab_id(text)
-    packed_ids = np.empty(len(order), dtype=np.int64)
-    packed_ids[order] = np.asarray(ids, dtype=np.int64)[np.cumsum(fresh) - 1]
+    packed_ids = np.asarray(ids, dtype=np.int64)[np.cumsum(fresh) - 1]  # in ``order``
     spans = zip(starts[~packable].tolist(), ends[~packable].tolist(), strict=True)
     other_ids = np.fromiter((vocab_id(joined[a:b]) for a, b in spans), dtype=np.int64)
-    docs = np.concatenate((owner[first], owner[starts[~packable]]))
-    return docs, np.concatenate((packed_ids, other_ids))
+    other_order = np.argsort(other_ids, kind="stable")  # few: group them by term
+    docs = np.concatenate((owner[first[order]], owner[starts[~packable][other_order]]))
+    return docs, np.concatenate((packed_ids, other_ids[other_order]))
 
 
 def _sorted_with_positions(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -310,8 +331,9 @@ def _group(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _han_pairs(
     points: np.ndarray, owner: np.ndarray, vocab_id: VocabId
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(doc, term id) for the CJK terms: a run of one character gives that character,
-    a longer run its overlapping bigrams (``extract_terms``, vectorized)."""
+    """(doc, term id) for the CJK terms, grouped by term, each group in text order: a run
+    of one character gives that character, a longer run its overlapping bigrams
+    (``extract_terms``, vectorized)."""
     offset = points.view(np.int32) - HAN_BASE  # code points < 2**21: int32 is enough
     han = (offset >= 0) & (offset < HAN_SPAN)
     where = np.flatnonzero(han)
@@ -327,9 +349,7 @@ def _han_pairs(
     fresh = _run_starts(ordered)
     distinct = ordered[fresh].tolist()
     ids = np.fromiter(map(vocab_id, distinct), dtype=np.int64, count=len(distinct))
-    code_ids = np.empty(len(codes), dtype=np.int64)
-    code_ids[order] = ids[np.cumsum(fresh) - 1]
-    return owner[np.concatenate((firsts, lones))], code_ids
+    return owner[np.concatenate((firsts, lones))[order]], ids[np.cumsum(fresh) - 1]
 
 
 def _run_starts(ordered: np.ndarray) -> np.ndarray:
