@@ -51,7 +51,11 @@ from .runtime import ConfigurationError, default_runtime, reset_runtime, runtime
 from .scoring import DEFAULT_POLICY, ScoringPolicy, recency_score, score_recall_candidate
 from .seed import TEACHING_AS_OF, seed_teaching_store
 from .store import RemoteMemoryStore
-from .tool import RECALL_HISTORY_TOOL, build_system_prompt, recall_history
+from .tool import RECALL_HISTORY_TOOL, build_system_prompt, recall_history, set_default_engine
+
+# The composition root: the tool's default engine is the lazy teaching runtime's (so
+# ``tool`` never imports ``runtime``, which sits above it). Nothing is created here.
+set_default_engine(lambda: default_runtime().engine)
 
 __version__ = "0.1.0"
 

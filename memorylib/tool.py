@@ -10,7 +10,7 @@ is never a recall hit and a hit is never saved back.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,6 @@ from .engine import RecallEngine
 from .errors import RemoteMemoryError
 from .interface import MemoryStore
 from .render import render_profile_block
-from .runtime import default_runtime
 
 __all__ = [
     "MEMORY_RULES",
@@ -27,7 +26,20 @@ __all__ = [
     "build_system_prompt",
     "recall_history",
     "run_recall_tool",
+    "set_default_engine",
 ]
+
+# The engine recall_history uses when it is given none. ``memorylib/__init__.py``, the
+# one place that wires the package together, sets it to the lazily created teaching
+# runtime's engine; this module never imports the runtime, which sits above it.
+_default_engine: Callable[[], RecallEngine] | None = None
+
+
+def set_default_engine(factory: Callable[[], RecallEngine] | None) -> None:
+    """Where ``recall_history`` gets its engine when none is passed: ``factory()`` is
+    called at each such call (``import memorylib`` sets the teaching runtime's)."""
+    global _default_engine
+    _default_engine = factory
 
 RECALL_HISTORY_TOOL: dict[str, Any] = {
     "name": "recall_history",
@@ -82,9 +94,14 @@ def recall_history(
 ) -> str:
     """The tool: recall and return the RecallResult as JSON. Raises typed errors.
 
-    Without ``engine`` it uses the lazily created default runtime.
+    Without ``engine`` it uses the default one (``set_default_engine``; after
+    ``import memorylib``, the lazily created teaching runtime's).
     """
-    engine = default_runtime().engine if engine is None else require(engine, RecallEngine, "engine")
+    if engine is None:
+        if _default_engine is None:
+            raise RuntimeError("no engine given and no default set (tool.set_default_engine)")
+        engine = _default_engine()
+    engine = require(engine, RecallEngine, "engine")
     result = engine.recall(query, limit=limit, as_of=as_of, query_id=query_id)
     return json.dumps(result.to_dict(), ensure_ascii=False)
 

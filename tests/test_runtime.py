@@ -93,6 +93,26 @@ def test_user_id_from_environment_picks_the_scope(runtime_env, monkeypatch) -> N
         assert b"dana" not in path.read_bytes()
 
 
+def test_the_tools_default_engine_can_be_replaced_and_must_exist(runtime_env, tmp_path) -> None:
+    from memorylib.tool import set_default_engine
+
+    other = memorylib.RemoteMemoryStore(tmp_path / "other.jsonl", user_id="erin")
+    memorylib.seed_teaching_store(other)
+    engine = memorylib.RecallEngine(other)
+    try:
+        set_default_engine(lambda: engine)
+        payload = json.loads(
+            memorylib.recall_history("layered memory", as_of=memorylib.TEACHING_AS_OF)
+        )
+        assert payload["query"]["user_scope"] == memorylib.user_scope_for("erin")
+        assert not runtime_env.exists()  # the teaching runtime was never created
+        set_default_engine(None)
+        with pytest.raises(RuntimeError, match="set_default_engine"):
+            memorylib.recall_history("layered memory")
+    finally:
+        set_default_engine(lambda: default_runtime().engine)  # what import memorylib sets
+
+
 def test_recall_history_without_engine_uses_the_runtime(runtime_env) -> None:
     payload = json.loads(memorylib.recall_history("layered memory",
                                                   as_of=memorylib.TEACHING_AS_OF))
