@@ -112,14 +112,14 @@ def test_a_batch_of_texts_gets_each_texts_terms(batch: list[str]) -> None:
 def test_every_code_point_is_classified_like_the_reference() -> None:
     """One character at a time over all of Unicode: the fast rules' word characters are
     ``query.is_word_char``'s, and the BMP table matches it."""
-    from memorylib.query import is_word_char
+    from memorylib.query import CJK_FIRST, CJK_LAST, is_word_char
 
     table = tokenizer._bmp_word_table()
     rules = tokenizer._rules()
     for cp in itertools.chain(range(0xD800), range(0xE000, 0x110000)):
         char = chr(cp)
-        found = rules.full.fullmatch(char)
-        assert (found is not None and found.group(1) is not None) == is_word_char(char), hex(cp)
+        assert (rules.full.fullmatch(char) is not None) == is_word_char(char), hex(cp)
+        assert (rules.han.fullmatch(char) is not None) == (CJK_FIRST <= char <= CJK_LAST)
         if cp < 0x10000:
             assert bool(table[cp]) == is_word_char(char), hex(cp)
 

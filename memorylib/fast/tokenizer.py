@@ -7,10 +7,10 @@ Unicode (``tests/test_fast_equivalence.py``):
   ``lower``) and narrows common fullwidth punctuation first (replacing a character by
   its NFKD form never changes the NFKC of the text, and without them most Chinese text
   passes NFKC's quick check instead of being rebuilt);
-* ``terms`` reads words and CJK runs with one regex instead of a loop over
-  characters; ``[^\\W...]`` matches ``is_word_char`` minus the combining marks, which
-  are added as a class read off ``unicodedata`` once (and the plain rule, three times
-  faster, is used when the text has none);
+* ``terms`` reads words with one regex and CJK runs with another instead of a loop
+  over characters; ``[^\\W...]`` matches ``is_word_char`` minus the combining marks,
+  which are added as a class read off ``unicodedata`` once (and the plain rule, three
+  times faster, is used when the text has none);
 * ``term_pairs`` tokenizes a batch of texts as one numpy array of code points (see its
   docstring), for building the inverted index.
 """
@@ -88,8 +88,9 @@ _MARK_PLANES = (0, 1, 14)
 
 
 class _Rules(NamedTuple):
-    full: re.Pattern[str]  # group 1 = a word, group 2 = a CJK run
-    plain: re.Pattern[str]  # the same for text without combining marks
+    full: re.Pattern[str]  # a word, combining marks included
+    plain: re.Pattern[str]  # a word, for text without combining marks
+    han: re.Pattern[str]  # a maximal run of CJK characters
     marks: frozenset[str]  # every combining mark (a set lookup beats a regex search here)
 
 
@@ -104,28 +105,31 @@ def _rules() -> _Rules:
     mark_class = _char_class(marks)
     han = f"{CJK_FIRST}-{CJK_LAST}"
     # (?:a+|b+)+ matches what (?:a|b)+ matches, a run at a time instead of a character.
-    word = rf"(?:[^\W{han}]+|[{mark_class}]+)+"
     return _Rules(
-        full=re.compile(rf"({word})|([{han}]+)"),
-        plain=re.compile(rf"([^\W{han}]+)|([{han}]+)"),
+        full=re.compile(rf"(?:[^\W{han}]+|[{mark_class}]+)+"),
+        plain=re.compile(rf"[^\W{han}]+"),
+        han=re.compile(rf"[{han}]+"),
         marks=frozenset(map(chr, marks)),
     )
 
 
 def unique_terms(normalized: str) -> set[str]:
-    """The set of ``extract_terms(normalized)`` (text already folded)."""
+    """The set of ``extract_terms(normalized)`` (text already folded).
+
+    No character is both a word character and a CJK one, so words and CJK runs are read
+    by two regex passes (one set built in C from the words) instead of one pass that
+    returns a pair per match.
+    """
     if normalized.isascii():  # no CJK run and no mark: words are exactly [A-Za-z0-9_]+
         return set(_ASCII_WORD.findall(normalized))
     rules = _rules()
-    rule = rules.plain if rules.marks.isdisjoint(normalized) else rules.full
-    found: set[str] = set()
-    for word, han in rule.findall(normalized):
-        if word:
-            found.add(word)
-        elif len(han) == 1:
-            found.add(han)
-        else:  # character bigrams: han[i] + han[i + 1]
-            found.update(map(operator.add, han[:-1], han[1:]))
+    words = rules.plain if rules.marks.isdisjoint(normalized) else rules.full
+    found = set(words.findall(normalized))
+    for run in rules.han.findall(normalized):
+        if len(run) == 1:
+            found.add(run)
+        else:  # character bigrams: run[i] + run[i + 1]
+            found.update(map(operator.add, run[:-1], run[1:]))
     return found
 
 
