@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.browser_support import block_remote, launched_chromium  # noqa: E402
 from tests.test_slides_browser import MEASURE_JS, VIEWPORT, overflows  # noqa: E402
 
 DECKS = ROOT / "exports" / "slides"
@@ -48,8 +48,6 @@ def measure(page, deck: Path) -> dict:
 
 
 def main(prefixes: list[str]) -> int:
-    from playwright.sync_api import sync_playwright
-
     decks = sorted(
         d for d in DECKS.glob("*.html") if not prefixes or d.name.startswith(tuple(prefixes))
     )
@@ -57,19 +55,12 @@ def main(prefixes: list[str]) -> int:
         print("no deck found: run `make slides` first", file=sys.stderr)
         return 1
     report = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=list(CHROMIUM_ARGS)
-        )
+    with launched_chromium() as browser:
         context = browser.new_context(viewport=VIEWPORT)
-        context.route(
-            "**/*",
-            lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
-        )
+        block_remote(context, ("file:", "data:"))
         page = context.new_page()
         for deck in decks:
             report[deck.stem] = measure(page, deck)
-        browser.close()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     total = over = 0

@@ -49,8 +49,9 @@ BROWSER_MARKS = [
 ]
 
 
+@contextmanager
 def launched_chromium() -> Iterator[object]:
-    """Debian's Chromium, headless, through Playwright (a module fixture's body)."""
+    """Debian's Chromium, headless, through Playwright."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
@@ -60,6 +61,22 @@ def launched_chromium() -> Iterator[object]:
             yield chromium
         finally:
             chromium.close()
+
+
+def block_remote(context, allowed: tuple[str, ...], blocked: list[str] | None = None) -> None:
+    """Let a browser context load only URLs starting with one of ``allowed`` (the page
+    stays offline); every other URL is aborted and, with ``blocked``, recorded there."""
+
+    def route(request_route) -> None:
+        url = request_route.request.url
+        if url.startswith(allowed):
+            request_route.continue_()
+        else:
+            if blocked is not None:
+                blocked.append(url)
+            request_route.abort()
+
+    context.route("**/*", route)
 
 
 def free_port() -> int:

@@ -44,7 +44,8 @@ STEP_TIMEOUT_MS = 20_000
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    yield from launched_chromium()
+    with launched_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture(scope="module")

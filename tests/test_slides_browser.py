@@ -41,6 +41,7 @@ from .browser_support import (
     BROWSER_MARKS,
     ROOT,
     SCREENSHOTS,
+    block_remote,
     cleared_copy,
     jupyter_lab,
     launched_chromium,
@@ -112,7 +113,8 @@ def shoot(page, name: str) -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    yield from launched_chromium()
+    with launched_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture(scope="module")
@@ -140,16 +142,7 @@ def rise(browser, tmp_path_factory: pytest.TempPathFactory, measurements) -> Ite
     start = time.perf_counter()
     with jupyter_lab(root, home) as lab:
         context = browser.new_context(viewport=VIEWPORT)
-
-        def offline(route) -> None:
-            url = route.request.url
-            if url.startswith(lab.base) or url.startswith(("data:", "blob:")):
-                route.continue_()
-            else:
-                remote.append(url)
-                route.abort()
-
-        context.route("**/*", offline)
+        block_remote(context, (lab.base, "data:", "blob:"), remote)
         try:
             page = context.new_page()
             page.set_default_timeout(STEP_TIMEOUT_MS)
@@ -316,15 +309,7 @@ def test_exported_deck_opens_offline(browser, expected, tmp_path: Path, measurem
     attempted: list[str] = []
     blocked: list[str] = []
 
-    def offline(route) -> None:
-        url = route.request.url
-        if url.startswith(("file:", "data:")):
-            route.continue_()
-        else:
-            blocked.append(url)
-            route.abort()
-
-    context.route("**/*", offline)
+    block_remote(context, ("file:", "data:"), blocked)
     context.on("request", lambda request: attempted.append(request.url))
     try:
         page = context.new_page()

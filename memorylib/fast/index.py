@@ -70,7 +70,7 @@ from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, format_timestamp
 from . import persist
 from .codec import decode_line
 from .log import FileLog
-from .tokenizer import term_key, term_pairs, terms
+from .tokenizer import spread, term_key, term_pairs, terms
 
 __all__ = ["RecallIndex", "index_terms"]
 
@@ -134,14 +134,6 @@ def _frequency(parts: list[tuple[np.ndarray, np.ndarray]], doc: int) -> int:
         if at < len(docs) and docs[at] == doc:
             return int(tfs[at])
     raise _Moved  # the record holds a term the index does not: the file changed
-
-
-def _spread(shift: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``i + shift[t]`` for every position ``i`` of an array made of ``counts[t]`` items
-    of each group ``t`` in turn (group by group: where each item moves to)."""
-    where = np.repeat(shift, counts)
-    where += np.arange(len(where))
-    return where
 
 
 class _Moved(Exception):
@@ -393,14 +385,14 @@ class RecallIndex:
         filled = old  # per term: how much of its new slice is written so far
         if len(self._csr_docs):  # the CSR's docs, term by term, at the start of each slice
             kept = len(self._csr_offsets) - 1
-            where = _spread(offsets[:kept] - self._csr_offsets[:-1], old[:kept])
+            where = spread(offsets[:kept] - self._csr_offsets[:-1], old[:kept])
             docs[where], tf[where] = self._csr_docs, self._csr_tf
             del where
         for counts, run_docs, run_tf in self._runs:
             # term t's docs go to offsets[t] + filled[t] onwards, in run order
             terms = len(counts)
             shift = offsets[:terms] + filled[:terms] - (np.cumsum(counts) - counts)
-            where = _spread(shift, counts)
+            where = spread(shift, counts)
             docs[where], tf[where] = run_docs, run_tf
             filled[:terms] += counts
         self._runs, self._run_pairs, self._delta, self._runs_in_delta = [], 0, {}, 0
@@ -562,12 +554,12 @@ class RecallIndex:
         tf = tfs.astype(np.float64)
         impact = tf * (k1 + 1.0) / (tf + norm[docs])
         if len(docs) * 8 >= len(self._ids):
-            spread = np.zeros(len(self._ids))
-            spread[docs] = impact
-            if sum(len(v[1]) for v in self._impacts.values()) + len(spread) > _IMPACT_MAX:
+            everywhere = np.zeros(len(self._ids))
+            everywhere[docs] = impact
+            if sum(len(v[1]) for v in self._impacts.values()) + len(everywhere) > _IMPACT_MAX:
                 self._impacts.clear()
-            self._impacts[key] = (norm, spread)
-            return spread
+            self._impacts[key] = (norm, everywhere)
+            return everywhere
         return impact
 
     def _shortlist_by_score(
@@ -666,10 +658,7 @@ class RecallIndex:
         rare = [docs_ for t, parts in postings.items() if t not in common for docs_, _ in parts]
         if not common or not rare:
             return None
-        cand = rare[0].astype(np.int64)  # each part is sorted, without repeats
-        if len(rare) > 1:
-            cand = np.sort(np.concatenate(rare)).astype(np.int64)
-            cand = cand[np.concatenate(([True], cand[1:] != cand[:-1]))]
+        cand = np.unique(np.concatenate(rare)).astype(np.int64)  # sorted, without repeats
         if self._dead:
             cand = cand[self._alive.view[cand]]
         if len(cand) <= limit:

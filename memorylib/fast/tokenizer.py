@@ -34,6 +34,7 @@ __all__ = [
     "LONE_BASE",
     "fold_case",
     "narrow_fullwidth",
+    "spread",
     "term_key",
     "term_pairs",
     "terms",
@@ -220,12 +221,20 @@ def _ordered_pairs(
     order = np.argsort(pair_ids[group_starts], kind="stable")
     sizes = group_sizes[order]
     moved = np.cumsum(sizes) - sizes  # where each group starts once in order
-    take = np.arange(len(pair_ids)) + np.repeat(group_starts[order] - moved, sizes)
+    take = spread(group_starts[order] - moved, sizes)
     return (
         pair_docs[take].astype(np.int32),
         pair_ids[take].astype(np.int32),
         np.minimum(counts[take], 0xFFFF).astype(np.uint16),
     )
+
+
+def spread(shift: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``i + shift[t]`` for every position ``i`` of an array made of ``counts[t]`` items
+    of each group ``t`` in turn: where each item of a group moves when groups move."""
+    where = np.repeat(shift, counts)
+    where += np.arange(len(where))
+    return where
 
 
 def _fold_joined(texts: list[str]) -> tuple[str, np.ndarray]:
