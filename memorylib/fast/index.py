@@ -812,10 +812,7 @@ class RecallIndex:
         # by more than rounding can explain (the taught stage re-scores what is kept).
         picked = np.asarray(chosen, dtype=np.int64)
         coverage = np.asarray(chosen_levels, dtype=np.float64) / len(query.terms)
-        seconds = (epoch_micros(moment) - captured[picked]) / 1e6
-        age_days = np.maximum(0.0, seconds / SECONDS_PER_DAY)
-        recency = 1.0 / (1.0 + age_days / policy.recency_window_days)
-        totals = policy.lexical_weight * coverage + policy.recency_weight * recency
+        totals = policy.lexical_weight * coverage + self._recency_part(picked, moment, policy)
         kth = np.partition(totals, len(totals) - limit)[len(totals) - limit]
         return picked[totals >= kth - slack].tolist()
 
