@@ -33,6 +33,7 @@ test: $(STAMP)
 	@bash scripts/ensure-chromium.sh
 	@bash scripts/ensure-postgres.sh
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	env -u MPLBACKEND $(BIN)/python -m pytest
 
@@ -58,6 +59,7 @@ voila: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
 clean-venv:

@@ -168,8 +168,12 @@ def first_recall_in_new_process(url: str, text: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", FIRST_RECALL, url, USER, text, AS_OF],
-        capture_output=True, text=True, env=env, check=True, timeout=600,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=600,
+    )
     return json.loads(done.stdout)
 
 

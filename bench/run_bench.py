@@ -189,10 +189,16 @@ def bench_indexed(
     """``runs`` fresh processes building the index from the file, then ``runs`` that
     find a saved index (when the tree writes one)."""
     task = {
-        "mode": "indexed", "path": str(path), "user": USER, "queries": queries,
-        "check": check, "as_of": AS_OF, "limit": LIMIT, "repeats": repeats,
+        "mode": "indexed",
+        "path": str(path),
+        "user": USER,
+        "queries": queries,
+        "check": check,
+        "as_of": AS_OF,
+        "limit": LIMIT,
+        "repeats": repeats,
         "scorers": tree.scorers,
-    }  # fmt: skip
+    }
     built, saved = [], []
     for _ in range(runs):
         snapshot_of(path).unlink(missing_ok=True)
@@ -203,10 +209,15 @@ def bench_indexed(
     outs = built + saved
     p50, p95 = percentiles([x for out in outs for x in out["latencies_ms"]])
     scorers = {
-        name: dict(zip(("p50_ms", "p95_ms"), percentiles(
-            [x for out in outs for x in out["by_scorer"][name]]), strict=True))
+        name: dict(
+            zip(
+                ("p50_ms", "p95_ms"),
+                percentiles([x for out in outs for x in out["by_scorer"][name]]),
+                strict=True,
+            )
+        )
         for name in tree.scorers
-    }  # fmt: skip
+    }
     return {
         "scorers": scorers,
         "p50_ms": p50,
@@ -222,9 +233,14 @@ def bench_indexed(
 
 def bench_teaching(tree: Tree, path: Path, sample: list) -> dict:
     task = {
-        "mode": "teaching", "path": str(path), "user": USER, "queries": [], "check": sample,
-        "as_of": AS_OF, "limit": LIMIT,
-    }  # fmt: skip
+        "mode": "teaching",
+        "path": str(path),
+        "user": USER,
+        "queries": [],
+        "check": sample,
+        "as_of": AS_OF,
+        "limit": LIMIT,
+    }
     out = tree.run(task)
     p50, p95 = percentiles(out["latencies_ms"])
     return {"p50_ms": p50, "p95_ms": p95, "queries": len(sample), "results": out["checked"]}
@@ -233,9 +249,14 @@ def bench_teaching(tree: Tree, path: Path, sample: list) -> dict:
 def bench_appends(tree: Tree, directory: Path, entries_file: Path, n: int, many: bool) -> dict:
     path = directory / f"appends-{tree.name}-{n}-{'many' if many else 'one'}.jsonl"
     out = tree.run(
-        {"mode": "appends", "path": str(path), "user": USER, "entries": str(entries_file),
-         "many": many}
-    )  # fmt: skip
+        {
+            "mode": "appends",
+            "path": str(path),
+            "user": USER,
+            "entries": str(entries_file),
+            "many": many,
+        }
+    )
     size = path.stat().st_size
     for leftover in directory.glob(path.name + "*"):
         leftover.unlink()
@@ -413,10 +434,15 @@ def verdicts(rows: list[dict], tree: str) -> list[dict]:
         for key, value in measured.items():
             if value is not None:
                 out.append(
-                    {"shape": shape, "records": big["records"], "target": key, "measured": value,
-                     "limit": TARGETS[key.split("[")[0]],
-                     "met": value <= TARGETS[key.split("[")[0]]}
-                )  # fmt: skip
+                    {
+                        "shape": shape,
+                        "records": big["records"],
+                        "target": key,
+                        "measured": value,
+                        "limit": TARGETS[key.split("[")[0]],
+                        "met": value <= TARGETS[key.split("[")[0]],
+                    }
+                )
     return sorted(out, key=lambda v: (v["shape"] != "short", v["target"]))
 
 

@@ -248,9 +248,7 @@ def _timestamp(value: str, key: str, where: str) -> str:
 
 def _decode(cls: type[Any], payload: object, where: str) -> Any:
     try:
-        return decode_fields(
-            cls, payload, where, error=CourseDataError, field_prefix=f"{where}: "
-        )
+        return decode_fields(cls, payload, where, error=CourseDataError, field_prefix=f"{where}: ")
     except CourseDataError:
         raise
     except RemoteMemoryError as exc:  # a nested MemorySource

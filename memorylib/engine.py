@@ -82,9 +82,12 @@ class RecallEngine:
         moment = utc_now() if as_of is None else parse_timestamp(as_of, "as_of")
         used = self.policy if policy is None else require(policy, ScoringPolicy, "policy")
         query = normalize_recall_query(
-            text, user_scope=self.store.user_scope, limit=limit, query_id=query_id,
+            text,
+            user_scope=self.store.user_scope,
+            limit=limit,
+            query_id=query_id,
             issued_at=moment,
-        )  # fmt: skip
+        )
         if self.score is not None:
             return recall_pipeline(
                 query, self.store.read_all(), as_of=moment, policy=used, score=self.score

@@ -318,10 +318,14 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
             chunks.append(QuarantinedChunk(lineno, offset, len(chunk), reason))
             entries.append(
                 quarantine_entry(
-                    store_path, line=lineno, offset=offset, chunk=chunk, reason=reason,
+                    store_path,
+                    line=lineno,
+                    offset=offset,
+                    chunk=chunk,
+                    reason=reason,
                     moment=moment,
                 )
-            )  # fmt: skip
+            )
 
         for entry in bad:
             keep(entry.lineno, entry.offset, entry.raw + b"\n", entry.problem or "bad line")
@@ -330,8 +334,7 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
                 len(scan.lines) + 1,
                 scan.tail_offset,
                 scan.tail,
-                f"uncommitted write: {len(scan.tail)} bytes with no newline (an interrupted "
-                "write)",
+                f"uncommitted write: {len(scan.tail)} bytes with no newline (an interrupted write)",
             )
         good = b"".join(e.raw + b"\n" for e in scan.lines if e.problem is None)
         quarantined_bytes = sum(c.length for c in chunks)

@@ -46,7 +46,6 @@ DEFAULT_RECENCY_WEIGHT = 0.15
 DEFAULT_RECENCY_WINDOW_DAYS = 30.0
 
 
-
 class MemoryKind(StrEnum):
     PROFILE = "profile"
     CONVERSATION = "conversation"

@@ -67,8 +67,14 @@ class ScoringPolicy:
     min_evidence: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("lexical_weight", "recency_weight", "recency_window_days", "bm25_k1",
-                     "bm25_b", "min_evidence"):  # fmt: skip
+        for name in (
+            "lexical_weight",
+            "recency_weight",
+            "recency_window_days",
+            "bm25_k1",
+            "bm25_b",
+            "min_evidence",
+        ):
             require_number(getattr(self, name), name)
         if self.recency_window_days <= 0:
             raise RemoteMemoryValidationError("recency_window_days must be > 0")
@@ -98,8 +104,9 @@ class ScoringPolicy:
         min_evidence: float = 0.0,
     ) -> ScoringPolicy:
         """BM25 normalized to 0..1 per query, weighted with recency."""
-        return cls(lexical_weight, recency_weight, recency_window_days, "hybrid", k1, b,
-                   min_evidence)  # fmt: skip
+        return cls(
+            lexical_weight, recency_weight, recency_window_days, "hybrid", k1, b, min_evidence
+        )
 
     def __repr__(self) -> str:  # the chapter's three numbers, then whatever else is set
         shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)[:3]]
@@ -154,9 +161,12 @@ def evidence(query: RecallQuery, candidate: RecallCandidate, corpus: CorpusStats
 def _parameters(policy: ScoringPolicy, corpus: CorpusStats | None) -> tuple[tuple[str, float], ...]:
     found: list[tuple[str, float]] = []
     if policy.uses_bm25 and corpus is not None:
-        found += [("k1", float(policy.bm25_k1)), ("b", float(policy.bm25_b)),
-                  ("documents", float(corpus.documents)),
-                  ("average_length", round(corpus.average_length, 6))]  # fmt: skip
+        found += [
+            ("k1", float(policy.bm25_k1)),
+            ("b", float(policy.bm25_b)),
+            ("documents", float(corpus.documents)),
+            ("average_length", round(corpus.average_length, 6)),
+        ]
         if policy.scorer == "hybrid":
             found.append(("best_bm25", round(corpus.best_bm25 or 0.0, 6)))
     if policy.min_evidence:
@@ -196,9 +206,11 @@ def score_recall_candidate(
         lexical = raw / best if best else 0.0
     lexical_part = policy.lexical_weight * lexical
     recency_part = policy.recency_weight * recency
-    share = evidence(query, candidate, corpus) if corpus is not None and (
-        policy.uses_bm25 or policy.min_evidence
-    ) else None  # fmt: skip
+    share = (
+        evidence(query, candidate, corpus)
+        if corpus is not None and (policy.uses_bm25 or policy.min_evidence)
+        else None
+    )
     return RecallScoreBreakdown(
         matched_terms=candidate.matched_terms,
         query_term_count=len(query.terms),

@@ -279,8 +279,10 @@ class RemoteMemoryStore(MemoryStore):
         if os.path.isdir(self.path):
             raise self._is_a_directory()
         self._check_owner(st)
-        if (st.st_dev, st.st_ino) != read.identity or st.st_size < read.offset or (
-            st.st_size == read.offset and st.st_mtime_ns != read.mtime_ns
+        if (
+            (st.st_dev, st.st_ino) != read.identity
+            or st.st_size < read.offset
+            or (st.st_size == read.offset and st.st_mtime_ns != read.mtime_ns)
         ):
             read = self._read = _ReadSoFar(identity=(st.st_dev, st.st_ino))
         if st.st_size == read.offset:

@@ -41,6 +41,7 @@ def set_default_engine(factory: Callable[[], RecallEngine] | None) -> None:
     global _default_engine
     _default_engine = factory
 
+
 RECALL_HISTORY_TOOL: dict[str, Any] = {
     "name": "recall_history",
     "description": (

@@ -68,13 +68,16 @@ EXTRA_CSS = """
 LINK = re.compile(r"\]\((\d\d_[\w-]+)\.ipynb(#[^)]*)?\)")
 MATH = re.compile(r"(?<!\\)\$[^$\n]+\$|\\\(|\\\[|```mermaid")
 REMOTE_LOADS = (
-    re.compile(r"<(?:script|img|iframe|source|video|audio|embed|track)\b[^>]*?\ssrc\s*=\s*"
-               r"[\"']?(?:https?:)?//[^\s\"'>]+", re.I),
+    re.compile(
+        r"<(?:script|img|iframe|source|video|audio|embed|track)\b[^>]*?\ssrc\s*=\s*"
+        r"[\"']?(?:https?:)?//[^\s\"'>]+",
+        re.I,
+    ),
     re.compile(r"<link\b[^>]*?\shref\s*=\s*[\"']?(?:https?:)?//[^\s\"'>]+", re.I),
     re.compile(r"url\(\s*[\"']?(?:https?:)?//[^)\"']+", re.I),
     re.compile(r"@import\s+(?:url\()?\s*[\"']?(?:https?:)?//[^\s\"');]+", re.I),
     re.compile(r"\bimport\s*\(\s*[\"'](?:https?:)?//[^\"']+", re.I),
-)  # fmt: skip
+)
 
 
 class ExportError(RuntimeError):
@@ -135,8 +138,9 @@ def prepared(nb, *, link_suffix: str):
             if slide_metadata.WIDGET_MIME in output.get("data", {}):
                 output["data"] = {"text/html": WIDGET_HTML, "text/plain": WIDGET_NOTE}
         if cell.cell_type == "markdown":
-            cell.source = LINK.sub(lambda m: f"]({m.group(1)}{link_suffix}{m.group(2) or ''})",
-                                   cell.source)  # fmt: skip
+            cell.source = LINK.sub(
+                lambda m: f"]({m.group(1)}{link_suffix}{m.group(2) or ''})", cell.source
+            )
     return nb
 
 
@@ -161,12 +165,16 @@ def export(paths: Sequence[Path], out: Path) -> list[tuple[Path, Path]]:
         nb = nbformat.read(path, as_version=4)
         markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         if MATH.search(markdown):
-            raise ExportError(f"{path.name} has math or a mermaid diagram: the offline "
-                              "export does not embed MathJax/mermaid yet")  # fmt: skip
+            raise ExportError(
+                f"{path.name} has math or a mermaid diagram: the offline "
+                "export does not embed MathJax/mermaid yet"
+            )
         pair = []
         for kind, exporter in (("slides", slides_exporter), ("pages", page_exporter)):
-            resources = {"metadata": {"name": path.stem, "path": str(path.parent)},
-                         "offline": offline}  # fmt: skip
+            resources = {
+                "metadata": {"name": path.stem, "path": str(path.parent)},
+                "offline": offline,
+            }
             body, _ = exporter.from_notebook_node(prepared(nb, link_suffix=".html"), resources)
             found = remote_loads(body)
             if found:
@@ -214,11 +222,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for deck, page in written:
         nb = nbformat.read(slide_metadata.NOTEBOOKS / f"{deck.stem}.ipynb", as_version=4)
         own = "own metadata" if slide_metadata.has_slide_metadata(nb) else "provisional"
-        print(f"{deck.stem:34s} deck {deck.stat().st_size / 1024:6.0f} KiB ({own}) · "
-              f"page {page.stat().st_size / 1024:6.0f} KiB")  # fmt: skip
+        print(
+            f"{deck.stem:34s} deck {deck.stat().st_size / 1024:6.0f} KiB ({own}) · "
+            f"page {page.stat().st_size / 1024:6.0f} KiB"
+        )
     where = args.out.resolve()
-    print(f"{len(written)} notebooks -> {where}/slides and {where}/pages "
-          f"in {time.perf_counter() - start:.1f} s; open {where}/index.html")  # fmt: skip
+    print(
+        f"{len(written)} notebooks -> {where}/slides and {where}/pages "
+        f"in {time.perf_counter() - start:.1f} s; open {where}/index.html"
+    )
     return 0
 
 

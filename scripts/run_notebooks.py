@@ -46,8 +46,12 @@ def run(path: Path, timeout: int = 120) -> float:
     env_backend = os.environ.pop("MPLBACKEND", None)
     start = time.perf_counter()
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(NOTEBOOKS)}},
+        ).execute()
     finally:
         if env_backend is not None:
             os.environ["MPLBACKEND"] = env_backend

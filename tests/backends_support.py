@@ -179,8 +179,11 @@ class Backend:
     def snapshot(self) -> Any:
         """The raw stored state: every file's bytes, or every row of every table."""
         if self.name != "postgresql":
-            return sorted((p.name, p.read_bytes()) for p in self.root.iterdir() if p.is_file()
-                          and not p.name.endswith(("-wal", "-shm")))  # fmt: skip
+            return sorted(
+                (p.name, p.read_bytes())
+                for p in self.root.iterdir()
+                if p.is_file() and not p.name.endswith(("-wal", "-shm"))
+            )
         import psycopg
 
         assert self.server is not None and self.database is not None
@@ -214,9 +217,7 @@ def make_backend(name: str, root: Path, request: pytest.FixtureRequest) -> Backe
     return chosen
 
 
-@pytest.fixture(
-    params=["jsonl", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(params=["jsonl", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     return make_backend(request.param, tmp_path, request)
 

@@ -201,13 +201,20 @@ def jupyter_lab(root: Path, home: Path, *, timeout: float = 60) -> Iterator[Serv
     """JupyterLab serving ``root`` with a token, news silenced and its own workspaces dir."""
     port, token = free_port(), secrets.token_hex(16)
     command = [
-        str(BIN / "jupyter"), "lab", "--no-browser", "--allow-root",
-        f"--port={port}", "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        str(BIN / "jupyter"),
+        "lab",
+        "--no-browser",
+        "--allow-root",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
         f"--LabApp.workspaces_dir={home / 'workspaces'}",
-    ]  # fmt: skip
-    with _serve(command, cwd=root, home=home, port=port, token=token, name="lab",
-                timeout=timeout) as server:  # fmt: skip
+    ]
+    with _serve(
+        command, cwd=root, home=home, port=port, token=token, name="lab", timeout=timeout
+    ) as server:
         deadline = time.monotonic() + timeout
         url = f"{server.base}/api/status?token={token}"
         while True:  # the port opens slightly before the API answers
@@ -227,9 +234,14 @@ def jupyter_lab(root: Path, home: Path, *, timeout: float = 60) -> Iterator[Serv
 def voila(notebook: Path, home: Path, *, timeout: float = 60) -> Iterator[Server]:
     port = free_port()
     command = [
-        str(BIN / "voila"), str(notebook), "--no-browser", f"--port={port}",
-        "--Voila.ip=127.0.0.1", "--Voila.port_retries=0",
-    ]  # fmt: skip
-    with _serve(command, cwd=notebook.parent, home=home, port=port, token="", name="voila",
-                timeout=timeout) as server:  # fmt: skip
+        str(BIN / "voila"),
+        str(notebook),
+        "--no-browser",
+        f"--port={port}",
+        "--Voila.ip=127.0.0.1",
+        "--Voila.port_retries=0",
+    ]
+    with _serve(
+        command, cwd=notebook.parent, home=home, port=port, token="", name="voila", timeout=timeout
+    ) as server:
         yield server

@@ -20,9 +20,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "memorylib"
 REFERENCE = [
-    "errors", "checks", "timestamps", "decoding", "records", "files", "interface", "store",
-    "query", "candidates", "scoring", "ranking", "render", "pipeline",
-]  # fmt: skip
+    "errors",
+    "checks",
+    "timestamps",
+    "decoding",
+    "records",
+    "files",
+    "interface",
+    "store",
+    "query",
+    "candidates",
+    "scoring",
+    "ranking",
+    "render",
+    "pipeline",
+]
 MAX_REFERENCE_LINES = 400  # the store, the longest, holds the commit-point recovery
 
 

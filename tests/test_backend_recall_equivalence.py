@@ -30,9 +30,15 @@ _users = itertools.count()
 WORDS = ["alpha", "beta", "gamma", "delta", "记忆", "分层", "café", "wal"]
 words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
 moments = st.sampled_from(
-    ["2026-07-20T00:00:00Z", "2026-07-25T12:00:00Z", "2026-08-01T00:00:00Z",
-     "2026-08-01T00:00:00.000001Z", "2026-09-01T00:00:00Z", "2025-01-01T00:00:00Z"]
-)  # fmt: skip
+    [
+        "2026-07-20T00:00:00Z",
+        "2026-07-25T12:00:00Z",
+        "2026-08-01T00:00:00Z",
+        "2026-08-01T00:00:00.000001Z",
+        "2026-09-01T00:00:00Z",
+        "2025-01-01T00:00:00Z",
+    ]
+)
 rows = st.lists(
     st.tuples(
         st.sampled_from(["conversation"] * 5 + ["profile"]),
@@ -52,9 +58,13 @@ coverage_policies = st.builds(
 )
 # BM25, hybrid and min_evidence take the taught path on a database store: still equal.
 other_policies = st.sampled_from(
-    [ScoringPolicy.bm25(), ScoringPolicy.hybrid(), ScoringPolicy(min_evidence=0.5),
-     ScoringPolicy.hybrid(min_evidence=0.3)]
-)  # fmt: skip
+    [
+        ScoringPolicy.bm25(),
+        ScoringPolicy.hybrid(),
+        ScoringPolicy(min_evidence=0.5),
+        ScoringPolicy.hybrid(min_evidence=0.3),
+    ]
+)
 policies = st.one_of(coverage_policies, coverage_policies, other_policies)
 
 
@@ -74,11 +84,16 @@ def test_indexed_recall_equals_teaching_on_random_stores(
 ) -> None:
     store = backend.open(f"property-user-{next(_users)}")
     entries = [
-        {"kind": kind, "content": content, "summary": summary, "stored_at": "2026-08-02T00:00:00Z",
-         "memory_id": f"{prefix}-{i:02d}",
-         "source": MemorySource(f"s-{i}", "conversation_transcript", "t", captured)}
+        {
+            "kind": kind,
+            "content": content,
+            "summary": summary,
+            "stored_at": "2026-08-02T00:00:00Z",
+            "memory_id": f"{prefix}-{i:02d}",
+            "source": MemorySource(f"s-{i}", "conversation_transcript", "t", captured),
+        }
         for i, (kind, content, summary, captured, prefix) in enumerate(rows)
-    ]  # fmt: skip
+    ]
     stored = store.append_many(entries)
     for i in sorted(set(retract)):
         if i < len(stored):
@@ -96,8 +111,12 @@ def test_indexed_recall_equals_teaching_on_a_synthetic_corpus(backend: Backend) 
     for start in range(0, len(entries), 500):
         store.append_many(entries[start : start + 500])
     for i in range(0, 2_000, 97):  # some retractions, the profile (record 0) included
-        store.retract(entries[i]["memory_id"], reason="wrong", retraction_id=f"r-{i}",
-                      source=MemorySource("r", "review", "t", "2026-08-01T00:00:00Z"))  # fmt: skip
+        store.retract(
+            entries[i]["memory_id"],
+            reason="wrong",
+            retraction_id=f"r-{i}",
+            source=MemorySource("r", "review", "t", "2026-08-01T00:00:00Z"),
+        )
     as_of = SYNTHETIC_END.strftime("%Y-%m-%dT%H:%M:%SZ")
     teaching_engine = RecallEngine(store, strategy="teaching")
     indexed_engine = RecallEngine(store)
@@ -107,8 +126,9 @@ def test_indexed_recall_equals_teaching_on_a_synthetic_corpus(backend: Backend) 
     compared = 0
     for q, text in enumerate(synthetic_queries(36, seed=7)[::3]):
         for limit in (1, 5, 10):
-            query = normalize_recall_query(text, user_scope=store.user_scope, limit=limit,
-                                           query_id=f"q-{q}", issued_at=as_of)  # fmt: skip
+            query = normalize_recall_query(
+                text, user_scope=store.user_scope, limit=limit, query_id=f"q-{q}", issued_at=as_of
+            )
             expected = recall_pipeline(query, records, as_of=as_of)
             got = indexed_engine.recall(text, limit=limit, query_id=f"q-{q}", as_of=as_of)
             assert got == expected, (text, limit)

@@ -138,9 +138,16 @@ def terms_raises(normalized: str) -> tuple[str, ...]:
 
 
 def candidates_like(
-    *, kinds=(MemoryKind.CONVERSATION,), hide=True, normalize=True, substring=False,
-    copy=False, text_time=False, scope=True, count_all=False,
-):  # fmt: skip
+    *,
+    kinds=(MemoryKind.CONVERSATION,),
+    hide=True,
+    normalize=True,
+    substring=False,
+    copy=False,
+    text_time=False,
+    scope=True,
+    count_all=False,
+):
     def build(query, records):
         if scope:
             for r in records:
@@ -169,7 +176,8 @@ def candidates_like(
                         dataclasses.replace(r) if copy else r,
                         terms,
                         matched,
-                        r.source.captured_at if text_time
+                        r.source.captured_at
+                        if text_time
                         else parse_timestamp(r.source.captured_at, "captured_at"),
                     )
                 )
@@ -187,8 +195,16 @@ def candidates_raises(query, records):
 # -- stage 3: score_recall_candidate ---------------------------------------------------------
 
 
-def scorer_like(*, decay="hyperbola", clamp=True, whole_days=False, stored=False, check=True,
-                rounded=True, over_record=False):  # fmt: skip
+def scorer_like(
+    *,
+    decay="hyperbola",
+    clamp=True,
+    whole_days=False,
+    stored=False,
+    check=True,
+    rounded=True,
+    over_record=False,
+):
     def score(query, candidate, *, as_of):
         if check and candidate.query_id != query.query_id:
             raise RemoteMemoryValidationError("another query's candidate")
@@ -201,9 +217,14 @@ def scorer_like(*, decay="hyperbola", clamp=True, whole_days=False, stored=False
         coverage = len(candidate.matched_terms) / base
         r = (lambda x: round(x, 6)) if rounded else (lambda x: x)
         return RecallScoreBreakdown(
-            candidate.matched_terms, len(query.terms), r(coverage), r(recency),
-            r(0.85 * coverage), r(0.15 * recency), r(0.85 * coverage + 0.15 * recency),
-        )  # fmt: skip
+            candidate.matched_terms,
+            len(query.terms),
+            r(coverage),
+            r(recency),
+            r(0.85 * coverage),
+            r(0.15 * recency),
+            r(0.85 * coverage + 0.15 * recency),
+        )
 
     return score
 
@@ -219,15 +240,29 @@ def scorer_raises(query, candidate, *, as_of):
 def ranker_like(*, key=None, first=1, limit=True, snippet="summary", as_list=False):
     def rank(query, candidates, *, as_of, score=score_recall_candidate):
         scored = [(score(query, c, as_of=as_of), c) for c in candidates]
-        default = lambda p: (-p[0].total, -p[0].lexical_coverage,  # noqa: E731
-                             -p[1].captured_at.timestamp(), p[1].record.memory_id)
+
+        def default(p):
+            return (
+                -p[0].total,
+                -p[0].lexical_coverage,
+                -p[1].captured_at.timestamp(),
+                p[1].record.memory_id,
+            )
+
         scored.sort(key=key or default)
         kept = scored[: query.limit] if limit else scored
         hits = [
-            RecallHit(c.query_id, c.record.memory_id, n, getattr(c.record, snippet),
-                      RecallScope(c.record.user_scope, c.record.kind), c.record.source, b)
+            RecallHit(
+                c.query_id,
+                c.record.memory_id,
+                n,
+                getattr(c.record, snippet),
+                RecallScope(c.record.user_scope, c.record.kind),
+                c.record.source,
+                b,
+            )
             for n, (b, c) in enumerate(kept, start=first)
-        ]  # fmt: skip
+        ]
         return hits if as_list else tuple(hits)
 
     return rank
@@ -242,21 +277,34 @@ def ranker_raises(query, candidates, *, as_of, score=score_recall_candidate):
 # -- stage 5: render_recall_context -------------------------------------------------------------
 
 
-def renderer_like(*, attr=lambda v: html.escape(v, quote=True), text=html.escape,
-                  wrapper=False, number=lambda v: f"{v:.6f}", from_zero=False):  # fmt: skip
+def renderer_like(
+    *,
+    attr=lambda v: html.escape(v, quote=True),
+    text=html.escape,
+    wrapper=False,
+    number=lambda v: f"{v:.6f}",
+    from_zero=False,
+):
     def render(result):
         if not result.hits and not wrapper:
             return ""
         q = result.query
-        out = [f'<recalled_context query_id="{attr(q.query_id)}" '
-               f'normalized_query="{attr(q.normalized_text)}" user_scope="{attr(q.user_scope)}">']
+        out = [
+            f'<recalled_context query_id="{attr(q.query_id)}" '
+            f'normalized_query="{attr(q.normalized_text)}" user_scope="{attr(q.user_scope)}">'
+        ]
         for n, h in enumerate(result.hits):
             b, p = h.score_breakdown, h.provenance
             nums = " ".join(
                 f'{k}="{number(getattr(b, k))}"'
-                for k in ("total", "lexical_coverage", "recency", "lexical_contribution",
-                          "recency_contribution")
-            )  # fmt: skip
+                for k in (
+                    "total",
+                    "lexical_coverage",
+                    "recency",
+                    "lexical_contribution",
+                    "recency_contribution",
+                )
+            )
             out += [
                 f'<hit rank="{n if from_zero else h.rank}" memory_id="{attr(h.memory_id)}" '
                 f'user_scope="{attr(h.scope.user_scope)}" '
@@ -265,7 +313,7 @@ def renderer_like(*, attr=lambda v: html.escape(v, quote=True), text=html.escape
                 f'<provenance source_id="{attr(p.source_id)}" source_type="{attr(p.source_type)}" '
                 f'captured_at="{attr(p.captured_at)}"/>',
                 f"<snippet>{text(h.snippet)}</snippet></hit>",
-            ]  # fmt: skip
+            ]
         out.append("</recalled_context>")
         return "\n".join(out)
 
@@ -293,16 +341,22 @@ WRONG: list[tuple[str, Callable[..., Any], str]] = [
     ("extract_terms", terms_ascii, "only ASCII letters make words"),
     ("extract_terms", terms_list, "must return a tuple, not a list"),
     ("build_recall_candidates", candidates_like(kinds=tuple(MemoryKind)), "every kind searched"),
-    ("build_recall_candidates",
-     candidates_like(kinds=(MemoryKind.CONVERSATION, MemoryKind.PROFILE)), "profiles searched"),
+    (
+        "build_recall_candidates",
+        candidates_like(kinds=(MemoryKind.CONVERSATION, MemoryKind.PROFILE)),
+        "profiles searched",
+    ),
     ("build_recall_candidates", candidates_like(hide=False), "retracted records still searched"),
     ("build_recall_candidates", candidates_like(substring=True), "substring matching"),
     ("build_recall_candidates", candidates_like(normalize=False), "record text not normalized"),
     ("build_recall_candidates", candidates_like(copy=True), "the candidate holds a copy"),
     ("build_recall_candidates", candidates_like(text_time=True), "captured_at left as text"),
     ("build_recall_candidates", candidates_like(scope=False), "no user_scope check"),
-    ("build_recall_candidates", candidates_like(count_all=True),
-     "searched_records counts every record"),
+    (
+        "build_recall_candidates",
+        candidates_like(count_all=True),
+        "searched_records counts every record",
+    ),
     ("score_recall_candidate", scorer_like(decay="exp"), "recency as exponential decay"),
     ("score_recall_candidate", scorer_like(clamp=False), "age not clamped at 0"),
     ("score_recall_candidate", scorer_like(whole_days=True), "age counted in whole days"),
@@ -310,19 +364,37 @@ WRONG: list[tuple[str, Callable[..., Any], str]] = [
     ("score_recall_candidate", scorer_like(check=False), "a candidate of another query accepted"),
     ("score_recall_candidate", scorer_like(rounded=False), "not rounded"),
     ("score_recall_candidate", scorer_like(over_record=True), "coverage over the record's terms"),
-    ("stable_rank_recall_candidates", ranker_like(key=lambda p: -p[0].total),
-     "ties broken by storage order"),
+    (
+        "stable_rank_recall_candidates",
+        ranker_like(key=lambda p: -p[0].total),
+        "ties broken by storage order",
+    ),
     ("stable_rank_recall_candidates", ranker_like(first=0), "ranks start at 0"),
     ("stable_rank_recall_candidates", ranker_like(limit=False), "limit not applied"),
-    ("stable_rank_recall_candidates",
-     ranker_like(key=lambda p: (-p[0].total, -p[0].lexical_coverage,
-                                tuple(-ord(ch) for ch in p[1].record.source.captured_at),
-                                p[1].record.memory_id)),
-     "captured_at compared as text"),
-    ("stable_rank_recall_candidates",
-     ranker_like(key=lambda p: (-p[0].total, -p[0].lexical_coverage,
-                                p[1].captured_at.timestamp(), p[1].record.memory_id)),
-     "captured_at ascending"),
+    (
+        "stable_rank_recall_candidates",
+        ranker_like(
+            key=lambda p: (
+                -p[0].total,
+                -p[0].lexical_coverage,
+                tuple(-ord(ch) for ch in p[1].record.source.captured_at),
+                p[1].record.memory_id,
+            )
+        ),
+        "captured_at compared as text",
+    ),
+    (
+        "stable_rank_recall_candidates",
+        ranker_like(
+            key=lambda p: (
+                -p[0].total,
+                -p[0].lexical_coverage,
+                p[1].captured_at.timestamp(),
+                p[1].record.memory_id,
+            )
+        ),
+        "captured_at ascending",
+    ),
     ("stable_rank_recall_candidates", ranker_like(snippet="content"), "snippet is the content"),
     ("stable_rank_recall_candidates", ranker_like(as_list=True), "not a list"),
     ("render_recall_context", renderer_like(attr=same, text=same), "nothing escaped"),
@@ -330,16 +402,15 @@ WRONG: list[tuple[str, Callable[..., Any], str]] = [
     ("render_recall_context", renderer_like(wrapper=True), "an empty result rendered as an empty"),
     ("render_recall_context", renderer_like(number=str), "scores not written with 6 decimals"),
     ("render_recall_context", renderer_like(from_zero=True), "ranks renumbered from 0"),
-]  # fmt: skip
+]
 
 RAISING: list[tuple[str, Callable[..., Any], str, str]] = [
-    ("extract_terms", terms_raises, "IndexError: list index out of range",
-     "third = words[2]"),
+    ("extract_terms", terms_raises, "IndexError: list index out of range", "third = words[2]"),
     ("build_recall_candidates", candidates_raises, "AttributeError", "records[0].retracts.upper()"),
     ("score_recall_candidate", scorer_raises, "TypeError", "age = as_of - candidate.captured_at"),
     ("stable_rank_recall_candidates", ranker_raises, "TypeError", "-p[1].captured_at"),
     ("render_recall_context", renderer_raises, "ValueError", "return f'<score total="),
-]  # fmt: skip
+]
 
 REFERENCE_SOLUTIONS = {
     "normalize_text": SOLVED["my_normalize_text"],
@@ -364,18 +435,21 @@ def test_the_library_itself_passes(function: str) -> None:
     assert CHECKS[function](library).is_right
 
 
-@pytest.mark.parametrize(("function", "student", "mistake"), WRONG,
-                         ids=[f"{f}-{m[:30]}" for f, _, m in WRONG])  # fmt: skip
+@pytest.mark.parametrize(
+    ("function", "student", "mistake"), WRONG, ids=[f"{f}-{m[:30]}" for f, _, m in WRONG]
+)
 def test_a_typical_wrong_solution_is_caught_with_its_hint(function, student, mistake) -> None:
     assert_caught(CHECKS[function](student), mistake)
 
 
-MISTAKES = [(name, mistake) for name, exercise in buildit.EXERCISES.items()
-            for mistake in exercise.mistakes]  # fmt: skip
+MISTAKES = [
+    (name, mistake) for name, exercise in buildit.EXERCISES.items() for mistake in exercise.mistakes
+]
 
 
-@pytest.mark.parametrize(("function", "mistake"), MISTAKES,
-                         ids=[f"{f}-{m.name[:30]}" for f, m in MISTAKES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("function", "mistake"), MISTAKES, ids=[f"{f}-{m.name[:30]}" for f, m in MISTAKES]
+)
 def test_every_known_mistake_is_caught_and_named_as_itself(function, mistake) -> None:
     # each wrong variant, run as if a student wrote it: no look-alike takes its name
     result = engine.run_check(buildit.EXERCISES[function], mistake.variant, name="variant")
@@ -389,8 +463,9 @@ def test_every_stage_catches_at_least_three_typical_mistakes() -> None:
     assert all(per_function[name] >= 3 for name in CHECKS), per_function
 
 
-@pytest.mark.parametrize(("function", "student", "error", "line"), RAISING,
-                         ids=[r[0] for r in RAISING])  # fmt: skip
+@pytest.mark.parametrize(
+    ("function", "student", "error", "line"), RAISING, ids=[r[0] for r in RAISING]
+)
 def test_a_raising_solution_gets_a_readable_message(function, student, error, line) -> None:
     result = CHECKS[function](student)
     assert result.verdict is Verdict.WRONG
@@ -495,9 +570,12 @@ def test_the_reference_pipeline_is_the_library() -> None:
     from memorylib.pipeline import recall_pipeline
 
     run = buildit.Pipeline.reference().recall(
-        "  LAYERED   Memory  ", chapter_records(), user_scope=CHAPTER_SCOPE, as_of=AS_OF,
+        "  LAYERED   Memory  ",
+        chapter_records(),
+        user_scope=CHAPTER_SCOPE,
+        as_of=AS_OF,
         query_id="query-1",
-    )  # fmt: skip
+    )
     query = make_query("  LAYERED   Memory  ", query_id="query-1")
     expected = recall_pipeline(query, chapter_records(), as_of=AS_OF)
     assert run.result == expected
@@ -509,9 +587,12 @@ def test_the_solutions_as_one_pipeline_reproduce_the_chapter_example() -> None:
     assert pipeline.yours == tuple(MINE)
     assert list(pipeline.stages_frame()["runs"]) == [f"my_{name}" for name in MINE]
     comparison = pipeline.compare(
-        "  LAYERED   Memory  ", chapter_records(), user_scope=CHAPTER_SCOPE, as_of=AS_OF,
+        "  LAYERED   Memory  ",
+        chapter_records(),
+        user_scope=CHAPTER_SCOPE,
+        as_of=AS_OF,
         query_id="query-1",
-    )  # fmt: skip
+    )
     run = comparison.yours
     assert run.error is None and comparison.difference is None
     assert run.result is not None
@@ -555,10 +636,12 @@ def test_a_wrong_stage_shows_where_the_pipelines_first_differ() -> None:
 
 
 def test_a_raising_stage_stops_the_run_with_a_readable_error() -> None:
-    pipeline = buildit.Pipeline.from_functions(**{**MINE, "stable_rank_recall_candidates":
-                                                  ranker_raises})  # fmt: skip
-    run = pipeline.recall("layered memory", chapter_records(), user_scope=CHAPTER_SCOPE,
-                          as_of=AS_OF)  # fmt: skip
+    pipeline = buildit.Pipeline.from_functions(
+        **{**MINE, "stable_rank_recall_candidates": ranker_raises}
+    )
+    run = pipeline.recall(
+        "layered memory", chapter_records(), user_scope=CHAPTER_SCOPE, as_of=AS_OF
+    )
     assert run.failed_stage == "stable rank"
     assert run.error is not None and run.error.startswith("my_stable_rank_recall_candidates")
     assert "TypeError" in run.error and "-p[1].captured_at" in run.error
@@ -583,8 +666,9 @@ def test_the_pipeline_reads_the_build_it_cells_of_saved_notebooks(tmp_path: Path
         _notebook_with(notebooks / slot_notebook, tmp_path / slot_notebook, cell)
     pipeline = buildit.Pipeline.from_notebooks(tmp_path)
     assert pipeline.yours == tuple(MINE)
-    comparison = pipeline.compare("  LAYERED   Memory  ", chapter_records(),
-                                  user_scope=CHAPTER_SCOPE, as_of=AS_OF)  # fmt: skip
+    comparison = pipeline.compare(
+        "  LAYERED   Memory  ", chapter_records(), user_scope=CHAPTER_SCOPE, as_of=AS_OF
+    )
     assert comparison.difference is None and comparison.yours.hit_ids == ("conversation-003",)
 
 
@@ -596,8 +680,11 @@ def test_the_committed_notebooks_give_the_all_reference_pipeline() -> None:
 
 def test_a_broken_cell_or_missing_notebook_falls_back_to_the_reference(tmp_path: Path) -> None:
     notebooks = ROOT / "notebooks"
-    _notebook_with(notebooks / "02_normalize.ipynb", tmp_path / "02_normalize.ipynb",
-                   "# build-it: normalize\ndef my_normalize_text(text):\n    return text +\n")
+    _notebook_with(
+        notebooks / "02_normalize.ipynb",
+        tmp_path / "02_normalize.ipynb",
+        "# build-it: normalize\ndef my_normalize_text(text):\n    return text +\n",
+    )
     found, notes = buildit.load_buildit_cells(tmp_path)
     assert found == {}
     assert notes["normalize_text"].startswith("its cell in 02_normalize.ipynb raised SyntaxError")
@@ -664,13 +751,24 @@ def test_the_committed_capstone_is_the_all_reference_run_of_the_chapter_example(
     stages = _shown(cells["capstone-06-stages"])
     assert stages.count("the reference") == 6
     chapter = "".join(o.get("text", "") for o in cells["capstone-06-chapter"].outputs)
-    assert chapter.startswith("your pipeline: searched 6 records, 1 candidate(s), 1 hit(s)\n"
-                              "  #1 conversation-003  total 0.995161")  # fmt: skip
+    assert chapter.startswith(
+        "your pipeline: searched 6 records, 1 candidate(s), 1 hit(s)\n"
+        "  #1 conversation-003  total 0.995161"
+    )
     assert "the same at every stage" in chapter
-    assert render_recall_context(
-        buildit.Pipeline.reference().recall("  LAYERED   Memory  ", chapter_records(),
-                                            user_scope=CHAPTER_SCOPE, as_of=AS_OF,
-                                            query_id="query-1").result
-    ) in chapter  # fmt: skip
+    assert (
+        render_recall_context(
+            buildit.Pipeline.reference()
+            .recall(
+                "  LAYERED   Memory  ",
+                chapter_records(),
+                user_scope=CHAPTER_SCOPE,
+                as_of=AS_OF,
+                query_id="query-1",
+            )
+            .result
+        )
+        in chapter
+    )
     corpus = "".join(o.get("text", "") for o in cells["capstone-06-corpus"].outputs)
     assert corpus.startswith("36 labelled queries of 4 users: 36 give the same result")

@@ -64,8 +64,12 @@ def test_chapter_counts_and_frame(chapter: RemoteMemoryStore) -> None:
     q = query("  LAYERED   Memory  ", chapter.user_scope, AS_OF)
     counts = candidate_counts(q, records)
     assert counts == {
-        "records": 7, "profiles": 1, "conversations": 6, "retracted": 0,
-        "searched": 6, "candidates": 1,
+        "records": 7,
+        "profiles": 1,
+        "conversations": 6,
+        "retracted": 0,
+        "searched": 6,
+        "candidates": 1,
         "diagnosis": "1 of 6 searched records share a query term",
     }
     frame = candidate_frame(q, records)
@@ -86,13 +90,18 @@ def test_diagnosis_tells_the_empty_results_apart() -> None:
 def test_counts_frame_for_a_profile_only_store(tmp_path: Path) -> None:
     store = RemoteMemoryStore(tmp_path / "p.jsonl")
     store.append(
-        kind=MemoryKind.PROFILE, memory_id="p-1", content="Works from Lisbon.", summary="Lisbon",
+        kind=MemoryKind.PROFILE,
+        memory_id="p-1",
+        content="Works from Lisbon.",
+        summary="Lisbon",
         source=MemorySource("ps-1", "profile_snapshot", "p", "2026-01-01T00:00:00Z"),
         stored_at="2026-01-01T00:00:00Z",
     )
     frame = counts_frame(
-        [("profile only", "Lisbon", store.read_all(), store.user_scope),
-         ("empty", "Lisbon", (), store.user_scope)],
+        [
+            ("profile only", "Lisbon", store.read_all(), store.user_scope),
+            ("empty", "Lisbon", (), store.user_scope),
+        ],
         as_of=COURSE_AS_OF,
     )
     assert list(frame["searched"]) == [0, 0]
@@ -167,7 +176,8 @@ def test_candidate_view_never_raises(mei: tuple) -> None:
 def test_strategy_frame_taught_and_indexed_agree(tmp_path: Path) -> None:
     store = build_course_store(tmp_path)
     frame = strategy_frame(
-        store, [EXERCISE_NOISY_TEXT, "召回结果 cache 失效", "kubernetes operator"],
+        store,
+        [EXERCISE_NOISY_TEXT, "召回结果 cache 失效", "kubernetes operator"],
         as_of=COURSE_AS_OF,
     )
     assert frame["identical"].all()
@@ -224,8 +234,11 @@ def test_no_query_run_in_notebook_03_answers_an_exercise(mei: tuple) -> None:
     texts = {EXERCISE_NOISY_TEXT}
     for cell in nb.cells:
         if cell.cell_type == "code":
-            texts |= {node.value for node in ast.walk(ast.parse(cell.source))
-                      if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+            texts |= {
+                node.value
+                for node in ast.walk(ast.parse(cell.source))
+                if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            }
     assert {"memory block budget tokens", "召回结果 cache 失效"} <= texts  # the walker sees them
     solution = runpy.run_path(str(SOLUTION))
     for text in sorted(texts):

@@ -35,8 +35,10 @@ def formatted(obj: object) -> dict[str, str]:
 
 def test_a_bare_styler_stores_a_memory_address(frame: pd.DataFrame) -> None:
     # The problem StyledTable solves: the Styler's text/plain is its default repr.
-    assert re.match(r"<pandas\.io\.formats\.style\.Styler at 0x", formatted(
-        style_frame(frame, uuid="t"))["text/plain"])
+    assert re.match(
+        r"<pandas\.io\.formats\.style\.Styler at 0x",
+        formatted(style_frame(frame, uuid="t"))["text/plain"],
+    )
 
 
 def test_styled_table_keeps_the_html_and_adds_the_frame_as_text(frame: pd.DataFrame) -> None:
@@ -64,7 +66,8 @@ def test_typed_attempt() -> None:
         raise RemoteMemoryValidationError("limit must be between 1 and 10, got 0")
 
     assert typed_attempt(rejected) == (
-        "RemoteMemoryValidationError", "limit must be between 1 and 10, got 0"
+        "RemoteMemoryValidationError",
+        "limit must be between 1 and 10, got 0",
     )
     with pytest.raises(ZeroDivisionError):  # a bug is not a lesson: it propagates
         typed_attempt(lambda: 1 / 0)

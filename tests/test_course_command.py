@@ -68,8 +68,10 @@ def _user_namespace_problem(uid: int) -> str | None:
     try:
         probe = subprocess.run(
             [*_unshare_prefix(uid), sys.executable, "-c", "import os; print(os.geteuid())"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"unshare failed: {error}"
     if probe.returncode != 0 or probe.stdout.strip() != str(uid):
@@ -101,8 +103,16 @@ def _environment(home: Path, *, headless: bool) -> dict[str, str]:
     if headless:  # no display, no console (TERM), no $BROWSER: Python finds no browser
         drop |= {"DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "TERM"}
     env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("XDG_")}
-    for name in ("config", "data", "runtime", "settings", "workspaces", "xdg-config",
-                 "xdg-cache", "xdg-data"):  # fmt: skip
+    for name in (
+        "config",
+        "data",
+        "runtime",
+        "settings",
+        "workspaces",
+        "xdg-config",
+        "xdg-cache",
+        "xdg-data",
+    ):
         (home / name).mkdir(parents=True, exist_ok=True)
     env.update(
         HOME=str(home),
@@ -340,8 +350,9 @@ def _check_serves_the_course(course: Course, *, expect_allow_root: bool) -> None
     on_disk = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
 
     def sources(cells: list[dict]) -> list[str]:
-        return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-                for c in cells]  # fmt: skip
+        return [
+            "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells
+        ]
 
     assert sources(served["content"]["cells"]) == sources(on_disk["cells"])
 
@@ -351,10 +362,11 @@ def _check_serves_the_course(course: Course, *, expect_allow_root: bool) -> None
 
     # the exact command line: --allow-root only for uid 0, and MPLBACKEND dropped
     servers = {
-        pid: argv for pid, argv in _group_members(course.process.pid).items()
+        pid: argv
+        for pid, argv in _group_members(course.process.pid).items()
         if any(a.endswith(("jupyter-lab", "jupyter")) for a in argv[:2])
         and "notebooks/00_index.ipynb" in argv
-    }  # fmt: skip
+    }
     assert len(servers) == 1, _group_members(course.process.pid)
     [(pid, argv)] = servers.items()
     assert ("--allow-root" in argv) is expect_allow_root, argv
@@ -397,9 +409,13 @@ def test_make_course_serves_the_course_as_the_other_uid(tmp_path: Path) -> None:
 
 def _dry_run(prefix: list[str], args: list[str], tmp_path: Path) -> str:
     result = subprocess.run(
-        [*prefix, *make_course(args, dry_run=True)], cwd=ROOT, capture_output=True, text=True,
-        env=_environment(tmp_path, headless=False), timeout=120,
-    )  # fmt: skip
+        [*prefix, *make_course(args, dry_run=True)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=_environment(tmp_path, headless=False),
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "pip install" not in result.stdout  # -o: never a venv (re)install
     lines = [line for line in result.stdout.splitlines() if "jupyter lab" in line]

@@ -116,9 +116,7 @@ def test_grade_labels_lists_one_hint_per_wrong_label() -> None:
     assert grade_labels(truth, {"A": 1, "B": 2, "C": 3}, hints, same=same) is None
     result = grade_labels(truth, {"A": 1, "B": 5, "C": "3"}, hints, same=same)
     assert result is not None
-    assert result.text == (
-        "❌ 2 of 3 wrong:\n  B: you said 5. Hint: b\n  C: you said '3'. Hint: c"
-    )
+    assert result.text == ("❌ 2 of 3 wrong:\n  B: you said 5. Hint: b\n  C: you said '3'. Hint: c")
 
 
 # Every checker of the course, called with the committed placeholder: it must return a
@@ -127,8 +125,13 @@ CHECKERS = [
     ("01_stored_records", "records_views", "check_append_predictions", (), {}),
     ("01_stored_records", "records_views", "check_scope_function", (), {}),
     ("02_normalize", "normalize_views", "check_predicted_terms", (), {}),
-    ("03_candidates", "candidate_views", "check_quiet_query", ((),),
-     {"user_scope": "x", "as_of": "x"}),
+    (
+        "03_candidates",
+        "candidate_views",
+        "check_quiet_query",
+        ((),),
+        {"user_scope": "x", "as_of": "x"},
+    ),
     ("04_scoring", "scoring_views", "check_total_answer", (None,), {}),
     ("05_stable_rank", "rank_views", "check_order_answer", (), {}),
     ("06_render", "render_views", "check_render_predictions", (), {}),
@@ -137,11 +140,14 @@ CHECKERS = [
     ("07b_retraction", "retraction_views", "check_retraction_predictions", (), {}),
     ("08_query_playground", "playground", "check_isolation_query", (None,), {}),
     ("09_live_agent", "live_agent", "check_restated_query", (None,), {"as_of": "x"}),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("notebook", "module", "name", "args", "kwargs"), CHECKERS,
-                         ids=[f"{c[0]}-{c[2]}" for c in CHECKERS])
+@pytest.mark.parametrize(
+    ("notebook", "module", "name", "args", "kwargs"),
+    CHECKERS,
+    ids=[f"{c[0]}-{c[2]}" for c in CHECKERS],
+)
 def test_every_checker_returns_the_shared_result(notebook, module, name, args, kwargs) -> None:
     check = getattr(importlib.import_module(f"memorylib.notebook.{module}"), name)
     result = check(..., *args, **kwargs)

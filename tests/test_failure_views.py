@@ -50,9 +50,8 @@ from memorylib.notebook.failure_views import (
 
 AS_OF = "2026-08-02T12:00:00Z"
 SOLUTION = (
-    Path(__file__).resolve().parents[1]
-    / "notebooks" / "solutions" / "07_failures_and_recovery.py"
-)  # fmt: skip
+    Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / "07_failures_and_recovery.py"
+)
 
 
 @pytest.fixture
@@ -147,12 +146,15 @@ def test_failure_case_view_and_widget(tmp_path: Path) -> None:
 
 
 def test_read_only_frame_proves_recall_writes_nothing(chapter: RemoteMemoryStore) -> None:
-    frame = read_only_frame(chapter, RecallEngine(chapter), ["layered memory", "?!"],
-                            repeats=3, as_of=AS_OF)
+    frame = read_only_frame(
+        chapter, RecallEngine(chapter), ["layered memory", "?!"], repeats=3, as_of=AS_OF
+    )
     assert list(frame["recall calls"]) == [0, 6]
     before, after = frame.iloc[0], frame.iloc[1]
     assert (before["bytes"], before["lines"], before["sha256"]) == (
-        after["bytes"], after["lines"], after["sha256"]
+        after["bytes"],
+        after["lines"],
+        after["sha256"],
     )
     assert before["lines"] == 7
 
@@ -313,8 +315,7 @@ RIGHT = {
         ({**RIGHT, "E": "RemoteMemoryCorruptionError"}, "❌", "E: you said RemoteMemoryCorr"),
         ({**RIGHT, "F": None}, "❌", "F: you said no error"),
         ({**RIGHT, "E": RemoteMemoryCorruptionError, "F": None}, "❌", "2 of 6 wrong"),
-        ({**RIGHT, "A": RemoteMemoryScopeError, "E": RemoteMemoryValidationError},
-         "❌", "2 of 6"),
+        ({**RIGHT, "A": RemoteMemoryScopeError, "E": RemoteMemoryValidationError}, "❌", "2 of 6"),
         ("RemoteMemoryScopeError", "❌", "dict"),
     ],
 )

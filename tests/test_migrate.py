@@ -49,10 +49,20 @@ def filled(backend: Backend) -> None:
     store = backend.open(USER)
     seed_teaching_store(store)
     add(store, "m-1", "第二条 café layered memory", captured_at="2026-07-01T00:00:00+08:00")
-    store.retract("m-1", reason="wrong", source=source("r"), retraction_id="r-1",
-                  stored_at="2026-08-02T00:00:00Z")  # fmt: skip
-    store.retract("profile-001", reason="old profile", source=source("r2"),
-                  retraction_id="r-2", stored_at="2026-08-02T00:00:00Z")  # fmt: skip
+    store.retract(
+        "m-1",
+        reason="wrong",
+        source=source("r"),
+        retraction_id="r-1",
+        stored_at="2026-08-02T00:00:00Z",
+    )
+    store.retract(
+        "profile-001",
+        reason="old profile",
+        source=source("r2"),
+        retraction_id="r-2",
+        stored_at="2026-08-02T00:00:00Z",
+    )
     add(store, "m-2", "after the retractions", captured_at="2026-08-01T00:00:00Z")
 
 
@@ -73,7 +83,8 @@ def test_migrate_copies_equal_records_between_any_two_backends(request, tmp_path
     for text in ["layered memory", "café", "SQLite WAL", "上下文"]:
         args = dict(as_of=AS_OF, query_id="q")
         assert RecallEngine(target_backend.open(USER)).recall(text, **args) == RecallEngine(
-            source_backend.open(USER), strategy="teaching").recall(text, **args)  # fmt: skip
+            source_backend.open(USER), strategy="teaching"
+        ).recall(text, **args)
     again = io.StringIO()  # a second run finds everything there and copies nothing
     assert run_migrate(source_backend.url(USER), target_backend.url(USER), USER, 3, out=again) == 0
     assert json.loads(again.getvalue().splitlines()[-1])["copied"] == 0
@@ -98,10 +109,24 @@ def test_migrate_refuses_a_target_with_other_data(request, tmp_path, dst, capsys
 
 def _start(src_url: str, dst_url: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [PYTHON, "-m", "memorylib", "migrate", src_url, dst_url, "--user", USER,
-         "--batch-size", "40"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=python_env(), cwd=REPO,
-    )  # fmt: skip
+        [
+            PYTHON,
+            "-m",
+            "memorylib",
+            "migrate",
+            src_url,
+            dst_url,
+            "--user",
+            USER,
+            "--batch-size",
+            "40",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=python_env(),
+        cwd=REPO,
+    )
 
 
 @pytest.mark.slow
@@ -114,8 +139,12 @@ def test_migrate_killed_mid_run_resumes_without_duplicates(request, tmp_path: Pa
     entries = synthetic_entries(2_400, seed=3)
     store.append_many(entries)
     for i in range(5, 2_400, 150):  # retractions between batches
-        store.retract(entries[i]["memory_id"], reason="wrong", retraction_id=f"r-{i}",
-                      source=MemorySource("r", "review", "t", "2026-08-01T00:00:00Z"))  # fmt: skip
+        store.retract(
+            entries[i]["memory_id"],
+            reason="wrong",
+            retraction_id=f"r-{i}",
+            source=MemorySource("r", "review", "t", "2026-08-01T00:00:00Z"),
+        )
     records = store.read_all()
     counts_at_kill = []
     for kill_after in (200, 900, 1_700):  # three kills at different points of the copy

@@ -110,8 +110,15 @@ NAVIGATION_CHECKED = EXPECTED  # every notebook of the course
 STYLER_TEXT_CHECKED = NAVIGATION_CHECKED
 # "Your turn" is committed unanswered, and nothing in it shows an answer.
 EXERCISE_CHECKED = [
-    "01_stored_records", "07_failures_and_recovery", "07b_retraction", "08_query_playground",
-    "09_live_agent", "04_scoring", "05_stable_rank", "06_render", "06b_profile",
+    "01_stored_records",
+    "07_failures_and_recovery",
+    "07b_retraction",
+    "08_query_playground",
+    "09_live_agent",
+    "04_scoring",
+    "05_stable_rank",
+    "06_render",
+    "06b_profile",
     "11_from_file_to_service",
 ]
 SOLUTIONS = NOTEBOOKS / "solutions"
@@ -147,8 +154,13 @@ def test_navigation_line_under_the_title_and_at_the_end(stem: str) -> None:
     # the old formats are gone, and no other navigation line is left in between
     text = markdown(nb)
     assert "[previous](" not in text and "[next →](" not in text
-    arrows = [ln for c in nb.cells[1:-1] if c.cell_type == "markdown"
-              for ln in c.source.splitlines() if ln.startswith("← ") or ln.endswith(" →")]
+    arrows = [
+        ln
+        for c in nb.cells[1:-1]
+        if c.cell_type == "markdown"
+        for ln in c.source.splitlines()
+        if ln.startswith("← ") or ln.endswith(" →")
+    ]
     assert not arrows, arrows
 
 
@@ -164,10 +176,16 @@ def test_styled_tables_have_a_text_form(stem: str) -> None:
 
 
 def _your_turn(nb) -> list:
-    start = next(i for i, c in enumerate(nb.cells)
-                 if c.cell_type == "markdown" and "## Your turn" in c.source)
-    end = next(i for i, c in enumerate(nb.cells)
-               if i > start and c.cell_type == "markdown" and "## Recap" in c.source)
+    start = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown" and "## Your turn" in c.source
+    )
+    end = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if i > start and c.cell_type == "markdown" and "## Recap" in c.source
+    )
     return nb.cells[start:end]
 
 
@@ -190,29 +208,36 @@ def _template_values(stem: str) -> dict[str, object]:
     """The values of the dict in the comment that shows the answer's shape."""
     import memorylib
 
-    (cell,) = [c for c in _your_turn(_notebook(stem))
-               if c.cell_type == "code" and "my_prediction = ..." in c.source]
+    (cell,) = [
+        c
+        for c in _your_turn(_notebook(stem))
+        if c.cell_type == "code" and "my_prediction = ..." in c.source
+    ]
     comment = " ".join(line for line in cell.source.splitlines() if line.startswith("#"))
     shape = re.search(r"\{.*\}", comment)
     assert shape, "the answer cell's comment shows no shape"
     names = {name: getattr(memorylib, name) for name in memorylib.__all__}
     pairs = re.findall(r'"(\w+)":\s*("[^"]*"|[\w.-]+)', shape.group())
-    return {key: eval(value, {"__builtins__": {}}, {**names, "None": None})
-            for key, value in pairs}
+    return {key: eval(value, {"__builtins__": {}}, {**names, "None": None}) for key, value in pairs}
 
 
 TEMPLATES = [
     ("01_stored_records", "records_views", "check_append_predictions", "01_stored_records.py"),
-    ("07_failures_and_recovery", "failure_views", "check_error_predictions",
-     "07_failures_and_recovery.py"),
+    (
+        "07_failures_and_recovery",
+        "failure_views",
+        "check_error_predictions",
+        "07_failures_and_recovery.py",
+    ),
     ("07b_retraction", "retraction_views", "check_retraction_predictions", "07b_retraction.py"),
     ("06_render", "render_views", "check_render_predictions", "06_render.py"),
     ("06b_profile", "render_views", "check_profile_predictions", "06b_profile.py"),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("stem", "module", "name", "solution"), TEMPLATES,
-                         ids=[t[0] for t in TEMPLATES])
+@pytest.mark.parametrize(
+    ("stem", "module", "name", "solution"), TEMPLATES, ids=[t[0] for t in TEMPLATES]
+)
 def test_the_shape_comment_holds_only_wrong_values(stem, module, name, solution) -> None:
     import importlib
     import runpy
@@ -237,8 +262,11 @@ def test_no_accepted_answer_of_08_is_on_screen_before_the_exercise(tmp_path: Pat
     from memorylib.notebook.playground import PlaygroundCatalog, check_isolation_query
 
     nb = _notebook("08_query_playground")
-    cut = next(i for i, c in enumerate(nb.cells)
-               if c.cell_type == "markdown" and "## Your turn" in c.source)
+    cut = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown" and "## Your turn" in c.source
+    )
     before = nb.cells[:cut]
     solution = runpy.run_path(str(SOLUTIONS / "08_query_playground.py"))
     accepted = [solution["my_isolation_query"], *solution["ALSO_ACCEPTED"]]
@@ -265,15 +293,18 @@ def test_no_accepted_answer_of_08_is_on_screen_before_the_exercise(tmp_path: Pat
                         values.extend(value.elts)
             else:
                 continue
-            queries |= {v.value for v in values
-                        if isinstance(v, ast.Constant) and isinstance(v.value, str)}
+            queries |= {
+                v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            }
     assert {"recall eval queries rank", "index latency"} <= queries  # the walker sees them
     for query in sorted(queries):
         try:
-            terms = normalize_recall_query(query, user_scope="x", limit=5, query_id="q",
-                                           issued_at="2026-01-01T00:00:00Z").terms
+            terms = normalize_recall_query(
+                query, user_scope="x", limit=5, query_id="q", issued_at="2026-01-01T00:00:00Z"
+            ).terms
         except RemoteMemoryError:
             continue  # a rejected query answers nothing
         for candidate in (query, *terms):
             assert not check_isolation_query(candidate, catalog).is_right, (
-                f"{candidate!r} (from the query {query!r}) answers the exercise")
+                f"{candidate!r} (from the query {query!r}) answers the exercise"
+            )

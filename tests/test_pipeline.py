@@ -34,24 +34,41 @@ from .conftest import AS_OF, add
 SCOPE = "0123456789abcdef"
 
 
-def record(memory_id, text, captured="2026-08-01T12:00:00Z", kind=MemoryKind.CONVERSATION,
-           scope=SCOPE, summary=None, retracts=None) -> StoredMemory:
-    return StoredMemory(memory_id, scope, kind, text, summary or text,
-                        MemorySource(f"src-{memory_id}", "conversation_transcript", "t", captured),
-                        "2026-08-02T00:00:00Z", retracts=retracts)
+def record(
+    memory_id,
+    text,
+    captured="2026-08-01T12:00:00Z",
+    kind=MemoryKind.CONVERSATION,
+    scope=SCOPE,
+    summary=None,
+    retracts=None,
+) -> StoredMemory:
+    return StoredMemory(
+        memory_id,
+        scope,
+        kind,
+        text,
+        summary or text,
+        MemorySource(f"src-{memory_id}", "conversation_transcript", "t", captured),
+        "2026-08-02T00:00:00Z",
+        retracts=retracts,
+    )
 
 
 def query(text, limit=5, query_id="q-1", scope=SCOPE):
-    return normalize_recall_query(text, user_scope=scope, limit=limit, query_id=query_id,
-                                  issued_at=AS_OF)
+    return normalize_recall_query(
+        text, user_scope=scope, limit=limit, query_id=query_id, issued_at=AS_OF
+    )
 
 
 # -- the chapter's example ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("strategy", ["teaching", "indexed"])
 def test_chapter_example_on_the_teaching_store(teaching_store, strategy) -> None:
     result = RecallEngine(teaching_store, strategy=strategy).recall(
-        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=AS_OF)
+        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=AS_OF
+    )
     assert result.searched_records == 6
     assert result.candidate_records == 1
     assert result.empty_reason is None
@@ -63,8 +80,13 @@ def test_chapter_example_on_the_teaching_store(teaching_store, strategy) -> None
     assert hit.scope.memory_kind is MemoryKind.CONVERSATION
     assert hit.scope.user_scope == teaching_store.user_scope
     b = hit.score_breakdown
-    assert (b.lexical_coverage, b.recency, b.lexical_contribution, b.recency_contribution,
-            b.total) == (1.0, 0.967742, 0.85, 0.145161, 0.995161)
+    assert (
+        b.lexical_coverage,
+        b.recency,
+        b.lexical_contribution,
+        b.recency_contribution,
+        b.total,
+    ) == (1.0, 0.967742, 0.85, 0.145161, 0.995161)
     assert b.matched_terms == ("layered", "memory") and b.query_term_count == 2
     assert (b.lexical_weight, b.recency_weight, b.recency_window_days) == (0.85, 0.15, 30.0)
 
@@ -78,6 +100,7 @@ def test_worked_example_numbers_directly() -> None:
 
 
 # -- candidates --------------------------------------------------------------------------
+
 
 def test_candidates_search_only_conversations_and_count_both_numbers() -> None:
     records = [
@@ -129,6 +152,7 @@ def test_no_match_keeps_counts_and_reason(teaching_store) -> None:
 
 # -- scoring -------------------------------------------------------------------------------
 
+
 def test_recency_curve() -> None:
     assert recency_score(0) == 1.0
     assert recency_score(30) == 0.5
@@ -163,17 +187,27 @@ def test_scoring_policy_is_used_and_reported() -> None:
     policy = ScoringPolicy(lexical_weight=0.5, recency_weight=0.5, recency_window_days=7)
     b = score_recall_candidate(qry, cand, as_of=AS_OF, policy=policy)
     assert (b.recency, b.lexical_contribution, b.recency_contribution, b.total) == (
-        0.5, 0.5, 0.25, 0.75)
+        0.5,
+        0.5,
+        0.25,
+        0.75,
+    )
     assert b.to_dict()["weights"] == {"lexical": 0.5, "recency": 0.5}
     assert b.to_dict()["recency_window_days"] == 7.0
     assert ScoringPolicy(0.85, 0.15, 30.0) == DEFAULT_POLICY
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"lexical_weight": -0.1}, {"recency_weight": float("nan")}, {"recency_window_days": 0},
-    {"lexical_weight": 0, "recency_weight": 0}, {"lexical_weight": "0.8"},
-    {"recency_weight": True},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"lexical_weight": -0.1},
+        {"recency_weight": float("nan")},
+        {"recency_window_days": 0},
+        {"lexical_weight": 0, "recency_weight": 0},
+        {"lexical_weight": "0.8"},
+        {"recency_weight": True},
+    ],
+)
 def test_bad_policy_is_rejected(kwargs) -> None:
     with pytest.raises(RemoteMemoryValidationError):
         ScoringPolicy(**kwargs)
@@ -191,10 +225,11 @@ def test_candidate_from_another_query_is_rejected() -> None:
 
 # -- stable rank ----------------------------------------------------------------------------
 
+
 def test_explicit_tie_breakers() -> None:
     t0 = "2026-08-01T12:00:00Z"
     records = [
-        record("c-b", "alpha beta", captured=t0),   # tie on everything with c-a: id decides
+        record("c-b", "alpha beta", captured=t0),  # tie on everything with c-a: id decides
         record("c-a", "alpha beta", captured=t0),
         record("c-new", "alpha beta", captured="2026-08-02T12:00:00Z"),  # fresher: higher total
         record("c-half", "alpha", captured="2026-08-02T12:00:00Z"),
@@ -214,19 +249,23 @@ def test_equal_total_falls_back_to_coverage_then_time() -> None:
         record("c-old-full", "alpha beta", captured="2026-07-03T12:00:00Z"),
     ]
     qry = query("alpha beta")
-    hits = stable_rank_recall_candidates(qry, build_recall_candidates(qry, records), as_of=AS_OF,
-                                         policy=policy)
+    hits = stable_rank_recall_candidates(
+        qry, build_recall_candidates(qry, records), as_of=AS_OF, policy=policy
+    )
     assert [h.score for h in hits] == [0.75, 0.75]
     assert [h.memory_id for h in hits] == ["c-old-full", "c-fresh-half"]
 
 
 def test_limit_keeps_the_first_hits_and_snippet_is_the_summary() -> None:
-    records = [record(f"c-{i}", "memory", summary=f"summary {i}",
-                      captured=f"2026-07-{10 + i:02d}T00:00:00Z") for i in range(6)]
+    records = [
+        record(
+            f"c-{i}", "memory", summary=f"summary {i}", captured=f"2026-07-{10 + i:02d}T00:00:00Z"
+        )
+        for i in range(6)
+    ]
     qry = query("memory", limit=2)
     hits = stable_rank_recall_candidates(qry, build_recall_candidates(qry, records), as_of=AS_OF)
-    assert [(h.memory_id, h.snippet) for h in hits] == [("c-5", "summary 5"),
-                                                       ("c-4", "summary 4")]
+    assert [(h.memory_id, h.snippet) for h in hits] == [("c-5", "summary 5"), ("c-4", "summary 4")]
 
 
 words = st.sampled_from(["alpha", "beta", "gamma", "delta", "记忆", "分层"])
@@ -235,11 +274,17 @@ day = st.integers(min_value=0, max_value=5)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(texts, day), min_size=1, max_size=12), texts, st.randoms(),
-       st.integers(1, 10))
+@given(
+    st.lists(st.tuples(texts, day), min_size=1, max_size=12),
+    texts,
+    st.randoms(),
+    st.integers(1, 10),
+)
 def test_any_storage_order_gives_the_same_hits(rows, qtext, rnd, limit) -> None:
-    records = [record(f"c-{i:02d}", text, captured=f"2026-07-{20 + d:02d}T00:00:00Z")
-               for i, (text, d) in enumerate(rows)]
+    records = [
+        record(f"c-{i:02d}", text, captured=f"2026-07-{20 + d:02d}T00:00:00Z")
+        for i, (text, d) in enumerate(rows)
+    ]
     qry = query(qtext, limit=limit)
     shuffled = list(records)
     rnd.shuffle(shuffled)
@@ -247,10 +292,13 @@ def test_any_storage_order_gives_the_same_hits(rows, qtext, rnd, limit) -> None:
     second = recall_pipeline(qry, shuffled, as_of=AS_OF)
     assert first.hits == second.hits
     assert (first.searched_records, first.candidate_records) == (
-        second.searched_records, second.candidate_records)
+        second.searched_records,
+        second.candidate_records,
+    )
 
 
 # -- the engine is read-only ------------------------------------------------------------------
+
 
 def digest(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -257,8 +257,9 @@ def test_the_playground_draws_no_matplotlib_figure() -> None:
     # one chart implementation, the SVG string: the playground does not even load matplotlib
     code = "import sys, memorylib.notebook.playground; print('matplotlib' in sys.modules)"
     root = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=root)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
     assert out.stdout.strip() == "False"
     assert not hasattr(pg, "playground_figure")
 

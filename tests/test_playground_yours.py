@@ -22,14 +22,18 @@ from memorylib.records import RecallScoreBreakdown
 from memorylib.timestamps import parse_timestamp
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
-CHAPTER = replace(DEFAULT_STATE, query="  LAYERED   Memory  ", dataset="chapter",
-                  user=CHAPTER_USER, as_of="2026-08-02T12:00:00Z")  # fmt: skip
+CHAPTER = replace(
+    DEFAULT_STATE,
+    query="  LAYERED   Memory  ",
+    dataset="chapter",
+    user=CHAPTER_USER,
+    as_of="2026-08-02T12:00:00Z",
+)
 
 
 def _mine() -> dict[str, object]:
     functions: dict[str, object] = {}
-    for name in ("02_normalize", "03_candidates", "04_scoring", "05_stable_rank",
-                 "06_render"):  # fmt: skip
+    for name in ("02_normalize", "03_candidates", "04_scoring", "05_stable_rank", "06_render"):
         found = runpy.run_path(str(SOLUTIONS / f"{name}_buildit.py"))
         functions.update({k.removeprefix("my_"): v for k, v in found.items() if k[:3] == "my_"})
     return functions
@@ -45,10 +49,14 @@ def exponential(query, candidate, *, as_of):  # a wrong scorer: exp(-age / 30)
     coverage = len(candidate.matched_terms) / len(query.terms)
     recency = math.exp(-age / 86_400 / 30)
     return RecallScoreBreakdown(
-        candidate.matched_terms, len(query.terms), round(coverage, 6), round(recency, 6),
-        round(0.85 * coverage, 6), round(0.15 * recency, 6),
+        candidate.matched_terms,
+        len(query.terms),
+        round(coverage, 6),
+        round(recency, 6),
+        round(0.85 * coverage, 6),
+        round(0.15 * recency, 6),
         round(0.85 * coverage + 0.15 * recency, 6),
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +72,9 @@ def test_a_right_pipeline_is_the_same_at_every_stage(catalog) -> None:
     root = ET.fromstring(markup)
     assert root.get("data-same") == "yes"
     assert [td.text for td in root.iter("td") if td.get("class") == "memory-id"] == [
-        "conversation-003", "conversation-003"
-    ]  # fmt: skip
+        "conversation-003",
+        "conversation-003",
+    ]
     assert "the same at every stage" in markup
 
 
@@ -76,8 +85,9 @@ def test_a_wrong_stage_is_named_with_both_hit_lists(catalog) -> None:
     assert view.difference is not None and view.difference[0] == "score"
     root = ET.fromstring(yours_html(view))
     assert root.get("data-same") == "no"
-    verdict = "".join(next(d for d in root.iter("div")
-                           if d.get("class") == "playground-yours-verdict").itertext())  # fmt: skip
+    verdict = "".join(
+        next(d for d in root.iter("div") if d.get("class") == "playground-yours-verdict").itertext()
+    )
     assert verdict.startswith("first difference at stage score")
 
 
@@ -91,8 +101,9 @@ def test_a_rejected_query_and_a_slider_policy_are_reported(catalog) -> None:
 
 
 def test_what_the_student_typed_is_escaped(catalog) -> None:
-    view = yours_view(replace(CHAPTER, query='<b>"layered"</b> memory'), catalog,
-                      buildit.Pipeline.reference())  # fmt: skip
+    view = yours_view(
+        replace(CHAPTER, query='<b>"layered"</b> memory'), catalog, buildit.Pipeline.reference()
+    )
     root = ET.fromstring(yours_html(view))  # well-formed: the typed markup is data
     assert root.get("data-query") == '<b>"layered"</b> memory'
     assert [b.text for b in root.iter("b")] == ["your pipeline"]

@@ -30,7 +30,7 @@ def chapter_terms(text: str) -> tuple[str, ...]:
     normalized = unicodedata.normalize("NFKC", text).casefold()
     terms = set(re.findall(r"[a-z0-9_]+", normalized))
     for run in re.findall(r"[\u4e00-\u9fff]+", normalized):
-        terms.update([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
+        terms.update([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
     return tuple(sorted(terms))
 
 

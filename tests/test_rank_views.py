@@ -40,10 +40,15 @@ def exercise():
 
 def test_rank_all_agrees_with_the_library_and_keeps_everyone(store) -> None:
     for i in range(12):
-        add(store, f"m-{i:02d}", "alpha beta" if i % 3 else "alpha",
-            f"2026-07-{1 + i % 4:02d}T12:00:00Z")
-    query = normalize_recall_query("alpha beta", user_scope=store.user_scope, limit=10,
-                                   query_id="q", issued_at=AS_OF)
+        add(
+            store,
+            f"m-{i:02d}",
+            "alpha beta" if i % 3 else "alpha",
+            f"2026-07-{1 + i % 4:02d}T12:00:00Z",
+        )
+    query = normalize_recall_query(
+        "alpha beta", user_scope=store.user_scope, limit=10, query_id="q", issued_at=AS_OF
+    )
     candidates = build_recall_candidates(query, store.read_all())
     ranked = rv.rank_all(query, candidates, as_of=AS_OF)
     assert len(ranked) == 12
@@ -64,24 +69,39 @@ def test_deciding_key_names_the_first_difference() -> None:
 def test_sort_key_frame_shows_each_tie_break(exercise) -> None:
     query, _, candidates = exercise
     frame = rv.sort_key_frame(rv.rank_all(query, candidates, as_of=rv.EXERCISE_AS_OF))
-    assert list(frame.columns) == ["rank", "1 total ↓", "2 lexical_coverage ↓",
-                                   "3 captured_at ↓", "4 memory_id ↑", "decided by"]
+    assert list(frame.columns) == [
+        "rank",
+        "1 total ↓",
+        "2 lexical_coverage ↓",
+        "3 captured_at ↓",
+        "4 memory_id ↑",
+        "decided by",
+    ]
     assert list(frame["4 memory_id ↑"]) == ["note-d", "note-c", "note-a", "note-b", "note-e"]
     assert list(frame["decided by"]) == ["—", "total", "captured_at", "memory_id", "total"]
-    assert len(rv.sort_key_frame(rv.rank_all(query, candidates, as_of=rv.EXERCISE_AS_OF),
-                                 limit=2)) == 2
+    assert (
+        len(rv.sort_key_frame(rv.rank_all(query, candidates, as_of=rv.EXERCISE_AS_OF), limit=2))
+        == 2
+    )
 
 
 def test_the_coverage_key_decides_an_equal_total() -> None:
     # 0.5 * 1.0 + 0.5 * 0.5 == 0.5 * 0.5 + 0.5 * 1.0: coverage breaks the tie
-    records = rv.in_memory_records([
-        ("m-fresh-half", "alpha", "2026-08-02T12:00:00Z"),
-        ("m-old-full", "alpha beta", "2026-07-03T12:00:00Z"),
-    ])
-    query = normalize_recall_query("alpha beta", user_scope=records[0].user_scope,
-                                   query_id="q", issued_at=AS_OF)
-    ranked = rv.rank_all(query, build_recall_candidates(query, records), as_of=AS_OF,
-                         policy=ScoringPolicy(0.5, 0.5, 30))
+    records = rv.in_memory_records(
+        [
+            ("m-fresh-half", "alpha", "2026-08-02T12:00:00Z"),
+            ("m-old-full", "alpha beta", "2026-07-03T12:00:00Z"),
+        ]
+    )
+    query = normalize_recall_query(
+        "alpha beta", user_scope=records[0].user_scope, query_id="q", issued_at=AS_OF
+    )
+    ranked = rv.rank_all(
+        query,
+        build_recall_candidates(query, records),
+        as_of=AS_OF,
+        policy=ScoringPolicy(0.5, 0.5, 30),
+    )
     frame = rv.sort_key_frame(ranked)
     assert list(frame["4 memory_id ↑"]) == ["m-old-full", "m-fresh-half"]
     assert list(frame["decided by"]) == ["—", "lexical_coverage"]
@@ -101,27 +121,43 @@ def test_shuffles_never_change_the_stable_ranking(exercise) -> None:
 def test_naive_order_keeps_storage_order_on_ties(exercise) -> None:
     query, records, _ = exercise
     assert rv.naive_order(query, records, as_of=rv.EXERCISE_AS_OF) == (
-        "note-d", "note-b", "note-a", "note-c", "note-e")
+        "note-d",
+        "note-b",
+        "note-a",
+        "note-c",
+        "note-e",
+    )
     assert rv.naive_order(query, records[::-1], as_of=rv.EXERCISE_AS_OF) == (
-        "note-d", "note-c", "note-a", "note-b", "note-e")
+        "note-d",
+        "note-c",
+        "note-a",
+        "note-b",
+        "note-e",
+    )
 
 
 def test_monthly_steps_roll_over_the_year_and_clamp_the_day() -> None:
     steps = rv.monthly_steps("2025-11-30T09:00:00Z", "2026-03-30T09:00:00Z")
     assert steps == (
-        "2025-11-30T09:00:00Z", "2025-12-30T09:00:00Z", "2026-01-30T09:00:00Z",
-        "2026-02-28T09:00:00Z", "2026-03-30T09:00:00Z",
+        "2025-11-30T09:00:00Z",
+        "2025-12-30T09:00:00Z",
+        "2026-01-30T09:00:00Z",
+        "2026-02-28T09:00:00Z",
+        "2026-03-30T09:00:00Z",
     )
     assert rv.monthly_steps("2026-01-01T00:00:00Z", "2025-12-01T00:00:00Z") == ()
 
 
 def test_rank_trajectory_replays_the_store_as_it_was() -> None:
-    records = rv.in_memory_records([
-        ("m-early", "alpha", "2026-01-15T00:00:00Z"),
-        ("m-late", "alpha", "2026-03-15T00:00:00Z"),
-    ])
-    query = normalize_recall_query("alpha", user_scope=records[0].user_scope, query_id="q",
-                                   issued_at="2026-04-01T00:00:00Z")
+    records = rv.in_memory_records(
+        [
+            ("m-early", "alpha", "2026-01-15T00:00:00Z"),
+            ("m-late", "alpha", "2026-03-15T00:00:00Z"),
+        ]
+    )
+    query = normalize_recall_query(
+        "alpha", user_scope=records[0].user_scope, query_id="q", issued_at="2026-04-01T00:00:00Z"
+    )
     steps = ("2026-02-01T00:00:00Z", "2026-04-01T00:00:00Z")
     frame = rv.rank_trajectory_frame(query, records, steps)
     assert list(frame.loc[frame["step"] == steps[0], "memory_id"]) == ["m-early"]
@@ -134,14 +170,16 @@ def test_rank_trajectory_replays_the_store_as_it_was() -> None:
 
 
 def test_weight_trajectory_ranks_by_coverage_at_full_lexical_weight() -> None:
-    records = rv.in_memory_records([
-        ("m-old-full", "alpha beta", "2026-01-01T00:00:00Z"),
-        ("m-new-half", "alpha", "2026-08-01T00:00:00Z"),
-    ])
-    query = normalize_recall_query("alpha beta", user_scope=records[0].user_scope,
-                                   query_id="q", issued_at=AS_OF)
-    frame = rv.weight_trajectory_frame(query, records, as_of=AS_OF,
-                                       lexical_weights=(1.0, 0.25))
+    records = rv.in_memory_records(
+        [
+            ("m-old-full", "alpha beta", "2026-01-01T00:00:00Z"),
+            ("m-new-half", "alpha", "2026-08-01T00:00:00Z"),
+        ]
+    )
+    query = normalize_recall_query(
+        "alpha beta", user_scope=records[0].user_scope, query_id="q", issued_at=AS_OF
+    )
+    frame = rv.weight_trajectory_frame(query, records, as_of=AS_OF, lexical_weights=(1.0, 0.25))
     top = frame[frame["rank"] == 1].set_index("step")["memory_id"]
     assert top[1.0] == "m-old-full"
     assert top[0.25] == "m-new-half"
@@ -217,12 +255,15 @@ def test_query_for_keeps_the_labelled_id_and_clock() -> None:
 
 
 def test_top_ids_frame_lists_the_leaders_per_step() -> None:
-    records = rv.in_memory_records([
-        ("m-old-full", "alpha beta", "2026-01-01T00:00:00Z"),
-        ("m-new-half", "alpha", "2026-08-01T00:00:00Z"),
-    ])
-    query = normalize_recall_query("alpha beta", user_scope=records[0].user_scope,
-                                   query_id="q", issued_at=AS_OF)
+    records = rv.in_memory_records(
+        [
+            ("m-old-full", "alpha beta", "2026-01-01T00:00:00Z"),
+            ("m-new-half", "alpha", "2026-08-01T00:00:00Z"),
+        ]
+    )
+    query = normalize_recall_query(
+        "alpha beta", user_scope=records[0].user_scope, query_id="q", issued_at=AS_OF
+    )
     frame = rv.weight_trajectory_frame(query, records, as_of=AS_OF, lexical_weights=(1.0, 0.25))
     table = rv.top_ids_frame(frame, top=2)
     assert list(table.index) == ["1/0", "0.25/0.75"]
@@ -236,8 +277,9 @@ def test_top_ids_frame_lists_the_leaders_per_step() -> None:
 
 def test_bump_chart_keeps_steps_where_nothing_was_recalled() -> None:
     records = rv.in_memory_records([("m-late", "alpha", "2026-03-15T00:00:00Z")])
-    query = normalize_recall_query("alpha", user_scope=records[0].user_scope, query_id="q",
-                                   issued_at="2026-04-01T00:00:00Z")
+    query = normalize_recall_query(
+        "alpha", user_scope=records[0].user_scope, query_id="q", issued_at="2026-04-01T00:00:00Z"
+    )
     steps = ("2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z")
     trajectory = rv.rank_trajectory_frame(query, records, steps)
     assert len(trajectory) == 1

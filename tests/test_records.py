@@ -24,11 +24,18 @@ from memorylib import (
 
 from .conftest import AS_OF
 
-SOURCE = MemorySource("transcript-42", "conversation_transcript", "Persistence decision",
-                      "2026-08-01T12:00:00Z")
-RECORD = StoredMemory("memory-42", "0123456789abcdef", MemoryKind.CONVERSATION,
-                      "Selected SQLite WAL for local persistence.", "Selected SQLite WAL.",
-                      SOURCE, "2026-08-01T12:05:00Z")
+SOURCE = MemorySource(
+    "transcript-42", "conversation_transcript", "Persistence decision", "2026-08-01T12:00:00Z"
+)
+RECORD = StoredMemory(
+    "memory-42",
+    "0123456789abcdef",
+    MemoryKind.CONVERSATION,
+    "Selected SQLite WAL for local persistence.",
+    "Selected SQLite WAL.",
+    SOURCE,
+    "2026-08-01T12:05:00Z",
+)
 
 
 def field_names(cls) -> list[str]:
@@ -38,25 +45,73 @@ def field_names(cls) -> list[str]:
 def test_field_names_are_the_chapters() -> None:
     assert field_names(MemorySource) == ["source_id", "source_type", "title", "captured_at"]
     assert field_names(StoredMemory)[:7] == [
-        "memory_id", "user_scope", "kind", "content", "summary", "source", "stored_at"]
+        "memory_id",
+        "user_scope",
+        "kind",
+        "content",
+        "summary",
+        "source",
+        "stored_at",
+    ]
     assert field_names(StoredMemory)[7:] == ["schema_version", "retracts"]
     assert field_names(RecallQuery) == [
-        "query_id", "text", "normalized_text", "terms", "user_scope", "limit", "issued_at"]
+        "query_id",
+        "text",
+        "normalized_text",
+        "terms",
+        "user_scope",
+        "limit",
+        "issued_at",
+    ]
     assert field_names(RecallCandidate)[:5] == [
-        "query_id", "record", "searchable_terms", "matched_terms", "captured_at"]
+        "query_id",
+        "record",
+        "searchable_terms",
+        "matched_terms",
+        "captured_at",
+    ]
     assert field_names(RecallCandidate)[5:] == ["term_frequencies", "length"]  # beyond: BM25
     assert field_names(RecallScoreBreakdown)[:7] == [
-        "matched_terms", "query_term_count", "lexical_coverage", "recency",
-        "lexical_contribution", "recency_contribution", "total"]
+        "matched_terms",
+        "query_term_count",
+        "lexical_coverage",
+        "recency",
+        "lexical_contribution",
+        "recency_contribution",
+        "total",
+    ]
     assert field_names(RecallScope) == ["user_scope", "memory_kind"]
     assert field_names(RecallHit) == [
-        "query_id", "memory_id", "rank", "snippet", "scope", "provenance", "score_breakdown"]
+        "query_id",
+        "memory_id",
+        "rank",
+        "snippet",
+        "scope",
+        "provenance",
+        "score_breakdown",
+    ]
     assert field_names(RecallResult)[:5] == [
-        "query", "hits", "searched_records", "candidate_records", "empty_reason"]
+        "query",
+        "hits",
+        "searched_records",
+        "candidate_records",
+        "empty_reason",
+    ]
 
 
-@pytest.mark.parametrize("cls", [MemorySource, StoredMemory, RecallQuery, RecallCandidate,
-                                 RecallScoreBreakdown, RecallScope, RecallHit, RecallResult])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        MemorySource,
+        StoredMemory,
+        RecallQuery,
+        RecallCandidate,
+        RecallScoreBreakdown,
+        RecallScope,
+        RecallHit,
+        RecallResult,
+    ],
+)
 def test_contract_objects_are_frozen(cls) -> None:
     assert cls.__dataclass_params__.frozen
 
@@ -82,8 +137,9 @@ def test_stored_memory_round_trip_through_json() -> None:
 
 
 def test_retraction_round_trip_keeps_target() -> None:
-    retraction = dataclasses.replace(RECORD, memory_id="r-1", kind=MemoryKind.RETRACTION,
-                                     retracts="memory-42")
+    retraction = dataclasses.replace(
+        RECORD, memory_id="r-1", kind=MemoryKind.RETRACTION, retracts="memory-42"
+    )
     assert StoredMemory.from_dict(retraction.to_dict()) == retraction
     assert retraction.to_dict()["retracts"] == "memory-42"
 
@@ -126,8 +182,9 @@ def test_query_candidate_breakdown_hit_result_round_trip(teaching_store) -> None
     assert RecallScope.from_dict(hit.scope.to_dict()) == hit.scope
     assert RecallScoreBreakdown.from_dict(hit.score_breakdown.to_dict()) == hit.score_breakdown
     record = next(r for r in teaching_store.read_all() if r.memory_id == "conversation-003")
-    candidate = RecallCandidate("q-1", record, ("a", "b"), ("a",),
-                                datetime(2026, 8, 1, 12, tzinfo=UTC))
+    candidate = RecallCandidate(
+        "q-1", record, ("a", "b"), ("a",), datetime(2026, 8, 1, 12, tzinfo=UTC)
+    )
     assert RecallCandidate.from_dict(candidate.to_dict()) == candidate
 
 

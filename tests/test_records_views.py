@@ -59,7 +59,9 @@ def late_record(store: RemoteMemoryStore):
         content="Selected SQLite WAL for local persistence.",
         summary="Selected SQLite WAL.",
         source=MemorySource(
-            "transcript-42", "conversation_transcript", "Persistence decision",
+            "transcript-42",
+            "conversation_transcript",
+            "Persistence decision",
             "2026-08-01T12:00:00Z",
         ),
         stored_at="2026-08-02T09:30:00Z",
@@ -70,7 +72,12 @@ def test_records_frame_shows_both_clocks(chapter: RemoteMemoryStore) -> None:
     late_record(chapter)
     frame = records_frame(chapter.read_all())
     assert list(frame.columns[:6]) == [
-        "memory_id", "kind", "title", "captured_at", "stored_at", "stored_after_days",
+        "memory_id",
+        "kind",
+        "title",
+        "captured_at",
+        "stored_at",
+        "stored_after_days",
     ]
     assert len(frame) == 8
     assert frame.iloc[0]["kind"] == "profile"
@@ -116,9 +123,7 @@ def test_jsonl_line_and_file_scan(tmp_path: Path, chapter: RemoteMemoryStore) ->
     with pytest.raises(IndexError):
         jsonl_line(chapter.path, 99)
     assert "\n" in wrap_bytes(line, width=60)
-    frame = file_scan_frame(
-        [chapter.path], ["alice", chapter.user_scope], show=lambda p: p.name
-    )
+    frame = file_scan_frame([chapter.path], ["alice", chapter.user_scope], show=lambda p: p.name)
     row = frame.iloc[0]
     assert row["file"] == "chapter.jsonl" and row["lines"] == 7
     assert not row["contains 'alice'"]
@@ -130,7 +135,8 @@ def test_capture_lag_chart(chapter: RemoteMemoryStore) -> None:
     fig = capture_lag_chart(chapter.read_all())
     ax = fig.axes[0]
     assert {t.get_text() for t in ax.get_legend().get_texts()} == {
-        "profile (1)", "conversation (7)",
+        "profile (1)",
+        "conversation (7)",
     }
     assert any(t.get_text() == "memory-42" for t in ax.texts)  # few records: labelled
     assert capture_lag_chart([]).axes[0].texts[0].get_text() == "no records"
@@ -159,9 +165,13 @@ def test_stored_vs_recalled_frame(chapter: RemoteMemoryStore) -> None:
 
 
 TRUTH = {
-    "A": None, "B": None, "C": "RemoteMemoryDuplicateError", "D": None,
-    "E": "RemoteMemoryValidationError", "files": 2,
-}  # fmt: skip
+    "A": None,
+    "B": None,
+    "C": "RemoteMemoryDuplicateError",
+    "D": None,
+    "E": "RemoteMemoryValidationError",
+    "files": 2,
+}
 
 
 def test_user_store_names_the_file_after_the_scope(tmp_path: Path) -> None:
@@ -184,8 +194,14 @@ def test_checker_accepts_the_reference_solution() -> None:
 
 
 def test_checker_accepts_names_and_written_spellings() -> None:
-    answer = {**TRUTH, "A": "written", "B": "no error", "D": "None",
-              "C": RemoteMemoryDuplicateError, "E": " RemoteMemoryValidationError "}
+    answer = {
+        **TRUTH,
+        "A": "written",
+        "B": "no error",
+        "D": "None",
+        "C": RemoteMemoryDuplicateError,
+        "E": " RemoteMemoryValidationError ",
+    }
     assert check_append_predictions(answer).is_right
 
 

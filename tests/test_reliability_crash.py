@@ -189,8 +189,9 @@ def _verify(
         before = store.read_all()  # a reader: sees committed records only, never raises
     assert (tail > 0) == any(issubclass(w.category, UncommittedWriteWarning) for w in seen)
     word = f"probe{len(acked)}"  # a term only this record has
-    probe = store.append(kind="conversation", content=f"{word} after crash", summary="probe",
-                         source=src("probe"))  # fmt: skip
+    probe = store.append(
+        kind="conversation", content=f"{word} after crash", summary="probe", source=src("probe")
+    )
     acked.add(probe.memory_id)
     assert not path.read_bytes() or path.read_bytes().endswith(b"\n")  # the tail was cut
     records = store.read_all()
@@ -240,8 +241,14 @@ def test_sigkilled_writers_never_lose_an_acknowledged_record(tmp_path: Path) -> 
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child
                 os.close(read_fd)
-                _writer(parent_store, write_fd, f"r{round_no}c{c}", rng.randrange(1 << 30), tear,
-                        "" if tear else recovery_kill)  # fmt: skip
+                _writer(
+                    parent_store,
+                    write_fd,
+                    f"r{round_no}c{c}",
+                    rng.randrange(1 << 30),
+                    tear,
+                    "" if tear else recovery_kill,
+                )
             os.close(write_fd)
             children.append((pid, read_fd, tear))
         time.sleep(rng.uniform(0.005, 0.05))

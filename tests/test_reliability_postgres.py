@@ -72,17 +72,37 @@ def test_unreachable_wrong_or_unprovisioned_servers_fail_typed_and_fast(
         probe.bind(("127.0.0.1", 0))
         closed_port = probe.getsockname()[1]
     cases = {
-        "no socket": (f"host={tmp_path} dbname=x", "alice", RemoteMemoryUnavailableError,
-                      "No such file|connection"),
-        "closed tcp port": (f"host=127.0.0.1 port={closed_port} dbname=x", "alice",
-                            RemoteMemoryUnavailableError, "refused|connection"),
-        "wrong database": (postgres_server.dsn("no_such_database"), "alice",
-                           RemoteMemoryUnavailableError, "does not exist"),
-        "unprovisioned user": (postgres_server.dsn(database), "mallory",
-                               RemoteMemoryUnavailableError, "role .* does not exist"),
-        "unprovisioned database": (postgres_server.dsn("postgres"), "alice",
-                                   RemoteMemoryUnavailableError, "not provisioned"),
-    }  # fmt: skip
+        "no socket": (
+            f"host={tmp_path} dbname=x",
+            "alice",
+            RemoteMemoryUnavailableError,
+            "No such file|connection",
+        ),
+        "closed tcp port": (
+            f"host=127.0.0.1 port={closed_port} dbname=x",
+            "alice",
+            RemoteMemoryUnavailableError,
+            "refused|connection",
+        ),
+        "wrong database": (
+            postgres_server.dsn("no_such_database"),
+            "alice",
+            RemoteMemoryUnavailableError,
+            "does not exist",
+        ),
+        "unprovisioned user": (
+            postgres_server.dsn(database),
+            "mallory",
+            RemoteMemoryUnavailableError,
+            "role .* does not exist",
+        ),
+        "unprovisioned database": (
+            postgres_server.dsn("postgres"),
+            "alice",
+            RemoteMemoryUnavailableError,
+            "not provisioned",
+        ),
+    }
     timings = {}
     for name, (dsn, user, error, message) in cases.items():
         store = new_store(dsn, user)
@@ -95,8 +115,12 @@ def test_unreachable_wrong_or_unprovisioned_servers_fail_typed_and_fast(
         store.close()
     with pytest.raises(RemoteMemoryValidationError, match="dsn"):
         new_store("host=/tmp port=notanumber = =")
-    record_figures("postgres_errors", cases=len(cases), slowest_seconds=max(timings.values()),
-                   seconds_by_case=timings)  # fmt: skip
+    record_figures(
+        "postgres_errors",
+        cases=len(cases),
+        slowest_seconds=max(timings.values()),
+        seconds_by_case=timings,
+    )
 
 
 def test_a_held_lock_times_out_with_a_typed_error(postgres_server: PostgresServer) -> None:
@@ -131,8 +155,11 @@ HOSTILE = [
     ("set session authorization", "SET SESSION AUTHORIZATION %(bob_role)s"),
     ("set role group", "SET ROLE memorylib_scopes"),
     ("row_security off", "SET row_security = off"),
-    ("insert as bob", "INSERT INTO memorylib.memories (user_scope, memory_id, kind, "
-                      "captured_us, record) VALUES (%(bob)s, 'forged', 'conversation', 0, '{}')"),
+    (
+        "insert as bob",
+        "INSERT INTO memorylib.memories (user_scope, memory_id, kind, "
+        "captured_us, record) VALUES (%(bob)s, 'forged', 'conversation', 0, '{}')",
+    ),
     ("insert bob's terms", "INSERT INTO memorylib.memory_terms VALUES (%(bob)s, 'x', 1)"),
     ("update", "UPDATE memorylib.memories SET record = '{}'"),
     ("update bob", "UPDATE memorylib.memories SET user_scope = %(alice)s WHERE true"),
@@ -148,9 +175,12 @@ HOSTILE = [
     ("alter role", "ALTER ROLE CURRENT_USER BYPASSRLS"),
     ("create role", "CREATE ROLE sneaky LOGIN SUPERUSER"),
     ("read server file", "SELECT pg_read_file('postgresql.conf')"),
-    ("security definer", "CREATE FUNCTION public.f() RETURNS SETOF text LANGUAGE sql "
-                         "SECURITY DEFINER AS 'SELECT record FROM memorylib.memories'"),
-]  # fmt: skip
+    (
+        "security definer",
+        "CREATE FUNCTION public.f() RETURNS SETOF text LANGUAGE sql "
+        "SECURITY DEFINER AS 'SELECT record FROM memorylib.memories'",
+    ),
+]
 
 
 def test_row_level_security_holds_against_hostile_sql(postgres_server: PostgresServer) -> None:
@@ -160,26 +190,33 @@ def test_row_level_security_holds_against_hostile_sql(postgres_server: PostgresS
 
     database = postgres_server.new_database()
     provision(postgres_server.admin_dsn(database), user_ids=["alice", "bob"])
-    alice_store, bob_store = new_store(postgres_server.dsn(database)), new_store(
-        postgres_server.dsn(database), "bob")  # fmt: skip
+    alice_store, bob_store = (
+        new_store(postgres_server.dsn(database)),
+        new_store(postgres_server.dsn(database), "bob"),
+    )
     add(alice_store, "a-1", "alice's own layered memory")
     for i in range(5):
         add(bob_store, f"b-{i}", f"bob's secret layered memory {i}")
     alice, bob = user_scope_for("alice"), user_scope_for("bob")
-    params = {"alice": alice, "bob": bob, "bob_role": scope_role(bob),
-              "bob_literal": bob}  # fmt: skip
+    params = {"alice": alice, "bob": bob, "bob_role": scope_role(bob), "bob_literal": bob}
     blocked = leaked = 0
     alice_dsn = postgres_server.dsn(database) + f" user={scope_role(alice)}"
     with psycopg.connect(alice_dsn, autocommit=True) as conn:
         attributes = conn.execute(
             "SELECT rolsuper, rolbypassrls, rolcreaterole FROM pg_roles WHERE rolname = "
-            "current_user").fetchone()  # fmt: skip
+            "current_user"
+        ).fetchone()
         assert attributes == (False, False, False)
     for name, statement in HOSTILE:  # each in a session of its own, then one more read
         with psycopg.connect(alice_dsn, autocommit=True) as conn:
-            text = statement % {k: (psycopg.sql.Identifier(v).as_string(conn) if k == "bob_role"
-                                    else psycopg.sql.Literal(v).as_string(conn))
-                                for k, v in params.items()}  # fmt: skip
+            text = statement % {
+                k: (
+                    psycopg.sql.Identifier(v).as_string(conn)
+                    if k == "bob_role"
+                    else psycopg.sql.Literal(v).as_string(conn)
+                )
+                for k, v in params.items()
+            }
             try:
                 if text.startswith("COPY"):
                     with conn.cursor().copy(text) as copy:
@@ -204,8 +241,13 @@ def test_row_level_security_holds_against_hostile_sql(postgres_server: PostgresS
     assert RecallEngine(alice_store).recall("secret", query_id="q").hits == ()
     alice_store.close()
     bob_store.close()
-    record_figures("postgres_rls", hostile_statements=len(HOSTILE), blocked=blocked,
-                   allowed_but_empty=len(HOSTILE) - blocked, rows_leaked=leaked)  # fmt: skip
+    record_figures(
+        "postgres_rls",
+        hostile_statements=len(HOSTILE),
+        blocked=blocked,
+        allowed_but_empty=len(HOSTILE) - blocked,
+        rows_leaked=leaked,
+    )
 
 
 # -- the server crashes and restarts under writers ---------------------------------------------
@@ -304,11 +346,25 @@ def test_writers_survive_an_immediate_stop_and_restart(
     writers, per_writer = 4, 250
     stop_file = tmp_path / "stop"
     env = python_env()
-    procs = [subprocess.Popen([PYTHON, "-c", WRITER, dsn, str(w), str(per_writer)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=env, cwd=REPO) for w in range(writers)]  # fmt: skip
-    reader = subprocess.Popen([PYTHON, "-c", READER, dsn, str(stop_file)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [PYTHON, "-c", WRITER, dsn, str(w), str(per_writer)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
+        for w in range(writers)
+    ]
+    reader = subprocess.Popen(
+        [PYTHON, "-c", READER, dsn, str(stop_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     restarts = []
     try:
         for threshold, down in ((150, 1.0), (550, 0.5)):
@@ -322,8 +378,10 @@ def test_writers_survive_an_immediate_stop_and_restart(
             time.sleep(down)
             cluster.start()
             restarts.append((stopped, time.time()))
-        results = [json.loads(p.communicate(timeout=PROCESS_TIMEOUT * 2)[0].splitlines()[-1])
-                   for p in procs]  # fmt: skip
+        results = [
+            json.loads(p.communicate(timeout=PROCESS_TIMEOUT * 2)[0].splitlines()[-1])
+            for p in procs
+        ]
     finally:
         stop_file.touch()
         for p in [*procs, reader]:
@@ -380,8 +438,14 @@ os._exit(0)  # as a notebook kernel ends: no atexit, no cleanup()
 
 @pytest.mark.slow
 def test_no_server_outlives_the_process_that_started_it(postgres_server: PostgresServer) -> None:
-    done = subprocess.run([PYTHON, "-c", ORPHAN], capture_output=True, text=True,
-                          env=python_env(), cwd=REPO, timeout=PROCESS_TIMEOUT)  # fmt: skip
+    done = subprocess.run(
+        [PYTHON, "-c", ORPHAN],
+        capture_output=True,
+        text=True,
+        env=python_env(),
+        cwd=REPO,
+        timeout=PROCESS_TIMEOUT,
+    )
     root = Path(done.stdout.strip().splitlines()[-1])
     deadline = time.monotonic() + 30
     while root.exists() and time.monotonic() < deadline:

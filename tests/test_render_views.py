@@ -74,7 +74,8 @@ def test_teaching_records_frame_shows_what_recall_searches(chapter: RemoteMemory
     assert list(frame["kind"]) == ["profile"] + ["conversation"] * 6
     # the exercise's part E can be read off the table: "the" as a whole, case-folded word
     holds_the = [
-        row.memory_id for row in frame.itertuples()
+        row.memory_id
+        for row in frame.itertuples()
         if row.kind == "conversation"
         and "the" in f"{row.summary} {row.content}".casefold().replace(".", " ").split()
     ]
@@ -89,15 +90,19 @@ def test_pretty_json_keeps_the_data(engine: RecallEngine) -> None:
 
 
 def test_hits_frame_flattens_every_hit(engine: RecallEngine) -> None:
-    payload = json.loads(recall_history("memory recall transcript jsonl sqlite", 10,
-                                        engine=engine, as_of=AS_OF, query_id="q-1"))
+    payload = json.loads(
+        recall_history(
+            "memory recall transcript jsonl sqlite", 10, engine=engine, as_of=AS_OF, query_id="q-1"
+        )
+    )
     frame = hits_frame(payload)
     assert list(frame["rank"]) == [1, 2, 3, 4]
     assert list(frame["memory_id"]) == [h["memory_id"] for h in payload["hits"]]
     first = payload["hits"][0]
     assert frame.loc[0, "total"] == first["score_breakdown"]["total"]
-    assert frame.loc[0, "recency_contribution"] == (
-        first["score_breakdown"]["contributions"]["recency"]
+    assert (
+        frame.loc[0, "recency_contribution"]
+        == (first["score_breakdown"]["contributions"]["recency"])
     )
     assert frame.loc[0, "matched_terms"] == "jsonl, sqlite"
 
@@ -114,8 +119,11 @@ def test_attribute_map_agrees_with_the_chapter_example(engine: RecallEngine) -> 
     assert frame["agrees"].all()
     total = frame[(frame["element"] == "hit[1]/score") & (frame["attribute"] == "total")]
     assert total.iloc[0]["rendered"] == "0.995161"
-    assert set(frame["comes_from"]) >= {"query.query_id", "hit.provenance.captured_at",
-                                        "hit.snippet"}
+    assert set(frame["comes_from"]) >= {
+        "query.query_id",
+        "hit.provenance.captured_at",
+        "hit.snippet",
+    }
 
 
 def test_attribute_map_of_an_empty_result_is_empty(engine: RecallEngine) -> None:
@@ -166,8 +174,9 @@ def test_no_hits_renders_nothing_but_a_wrapper_would_cost(engine: RecallEngine) 
 
 
 def test_render_cost_frame_starts_at_zero_and_grows(engine: RecallEngine) -> None:
-    result = engine.recall("memory recall transcript jsonl sqlite", limit=10, query_id="q-06-w",
-                           as_of=AS_OF)
+    result = engine.recall(
+        "memory recall transcript jsonl sqlite", limit=10, query_id="q-06-w", as_of=AS_OF
+    )
     cost = render_cost_frame(result)
     assert list(cost["hits_kept"]) == [0, 1, 2, 3, 4]
     assert cost.loc[0, "characters"] == 0
@@ -180,8 +189,9 @@ def test_render_cost_frame_starts_at_zero_and_grows(engine: RecallEngine) -> Non
 def test_plot_render_budget_draws_one_bar_per_k(engine: RecallEngine) -> None:
     import matplotlib.pyplot as plt
 
-    result = engine.recall("memory recall transcript jsonl sqlite", limit=10, query_id="q",
-                           as_of=AS_OF)
+    result = engine.recall(
+        "memory recall transcript jsonl sqlite", limit=10, query_id="q", as_of=AS_OF
+    )
     cost = render_cost_frame(result)
     fig = plot_render_budget(cost, 1200)
     (ax,) = fig.axes
@@ -193,8 +203,11 @@ def test_plot_render_budget_draws_one_bar_per_k(engine: RecallEngine) -> None:
 
 def test_profile_selection_ignores_file_order(chapter: RemoteMemoryStore) -> None:
     newer = chapter.append(
-        kind=MemoryKind.PROFILE, memory_id="profile-002", content="Newer snapshot.",
-        summary="Newer.", stored_at="2026-08-01T08:00:00Z",
+        kind=MemoryKind.PROFILE,
+        memory_id="profile-002",
+        content="Newer snapshot.",
+        summary="Newer.",
+        stored_at="2026-08-01T08:00:00Z",
         source=MemorySource("ps-2", "profile_snapshot", "t", "2026-08-01T08:00:00Z"),
     )
     old = add_late_profile_import(chapter)
@@ -222,8 +235,18 @@ def test_profile_only_terms_give_no_hits(chapter: RemoteMemoryStore) -> None:
 
 @pytest.mark.parametrize(
     ("text", "limit"),
-    [("", 5), ("   ", 5), ("?!", 5), (None, 5), (42, 5), ("layered", 0), ("layered", 11),
-     ("layered", True), ("layered", 2.5), ("x" * 2001, 5)],
+    [
+        ("", 5),
+        ("   ", 5),
+        ("?!", 5),
+        (None, 5),
+        (42, 5),
+        ("layered", 0),
+        ("layered", 11),
+        ("layered", True),
+        ("layered", 2.5),
+        ("x" * 2001, 5),
+    ],
 )
 def test_explore_query_never_raises_on_rejected_input(
     engine: RecallEngine, text: object, limit: object
@@ -300,9 +323,12 @@ def test_checker_accepts_case_and_spaces_in_rejected() -> None:
 def test_profile_exercise_truth() -> None:
     assert set(PROFILE_SCENARIOS) == {"A", "B", "C", "D", "E"}
     assert profile_exercise_truth() == {
-        "A": "profile-000", "B": "profile-002", "C": "profile-001", "D": "profile-001",
+        "A": "profile-000",
+        "B": "profile-002",
+        "C": "profile-001",
+        "D": "profile-001",
         "E": None,
-    }  # fmt: skip
+    }
 
 
 def test_profile_exercise_frame_states_the_task_without_the_answer() -> None:
@@ -319,8 +345,13 @@ def test_profile_checker_accepts_the_reference_solution() -> None:
     assert check_profile_predictions(spelled).is_right
 
 
-RIGHT_PROFILES = {"A": "profile-000", "B": "profile-002", "C": "profile-001",
-                  "D": "profile-001", "E": None}  # fmt: skip
+RIGHT_PROFILES = {
+    "A": "profile-000",
+    "B": "profile-002",
+    "C": "profile-001",
+    "D": "profile-001",
+    "E": None,
+}
 
 
 @pytest.mark.parametrize(

@@ -39,8 +39,9 @@ def test_retraction_views(chapter: RemoteMemoryStore) -> None:
     add_newer_profile(chapter)
     engine = RecallEngine(chapter)
     before = engine.recall("layered memory", query_id="q", as_of=AS_OF)
-    chapter.retract("conversation-003", reason="wrong", source=REVIEW_SOURCE,
-                    retraction_id="retraction-001")
+    chapter.retract(
+        "conversation-003", reason="wrong", source=REVIEW_SOURCE, retraction_id="retraction-001"
+    )
     after = engine.recall("layered memory", query_id="q", as_of=AS_OF)
     summary = recall_summary_frame({"before": before, "after": after}).set_index("moment")
     assert summary.loc["before", "hits"] == "conversation-003"
@@ -60,15 +61,15 @@ def test_retraction_views(chapter: RemoteMemoryStore) -> None:
 def test_retraction_timeline_draws_every_line_and_arc(chapter: RemoteMemoryStore) -> None:
     import matplotlib.pyplot as plt
 
-    chapter.retract("conversation-003", reason="wrong", source=REVIEW_SOURCE,
-                    retraction_id="retraction-001")
+    chapter.retract(
+        "conversation-003", reason="wrong", source=REVIEW_SOURCE, retraction_id="retraction-001"
+    )
     fig = retraction_timeline(chapter)
     (ax,) = fig.axes
     assert len(ax.get_xticks()) == 8
     assert len(ax.patches) == 1  # one arc: one retraction
     assert ax.get_title() == "8 lines, 1 hidden, 0 deleted"
     plt.close(fig)
-
 
 
 def test_exercise_frames_show_every_step_and_question() -> None:

@@ -17,13 +17,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_python(code: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def clean_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC", "MODEL_ID", "WORKBUDDY"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC", "MODEL_ID", "WORKBUDDY"))
+    }
     env["HOME"] = str(tmp_path / "home")
     env["PYTHONPATH"] = str(ROOT)
     return env
@@ -47,19 +57,35 @@ def test_import_is_light_and_writes_nothing(tmp_path: Path) -> None:
 def test_public_api_is_exported() -> None:
     for name in memorylib.__all__:
         assert hasattr(memorylib, name), name
-    for name in ("RemoteMemoryStore", "RecallEngine", "normalize_recall_query",
-                 "build_recall_candidates", "score_recall_candidate",
-                 "stable_rank_recall_candidates", "render_recall_context", "build_system_prompt",
-                 "recall_history", "default_runtime", "runtime_client", "ScoringPolicy",
-                 "RemoteMemoryError", "RemoteMemoryValidationError", "RemoteMemoryDuplicateError",
-                 "RemoteMemoryScopeError", "RemoteMemoryCorruptionError"):
+    for name in (
+        "RemoteMemoryStore",
+        "RecallEngine",
+        "normalize_recall_query",
+        "build_recall_candidates",
+        "score_recall_candidate",
+        "stable_rank_recall_candidates",
+        "render_recall_context",
+        "build_system_prompt",
+        "recall_history",
+        "default_runtime",
+        "runtime_client",
+        "ScoringPolicy",
+        "RemoteMemoryError",
+        "RemoteMemoryValidationError",
+        "RemoteMemoryDuplicateError",
+        "RemoteMemoryScopeError",
+        "RemoteMemoryCorruptionError",
+    ):
         assert name in memorylib.__all__
 
 
 def test_error_hierarchy() -> None:
     assert issubclass(memorylib.RemoteMemoryDuplicateError, memorylib.RemoteMemoryValidationError)
-    for cls in (memorylib.RemoteMemoryValidationError, memorylib.RemoteMemoryScopeError,
-                memorylib.RemoteMemoryCorruptionError):
+    for cls in (
+        memorylib.RemoteMemoryValidationError,
+        memorylib.RemoteMemoryScopeError,
+        memorylib.RemoteMemoryCorruptionError,
+    ):
         assert issubclass(cls, memorylib.RemoteMemoryError)
 
 
@@ -114,8 +140,7 @@ def test_the_tools_default_engine_can_be_replaced_and_must_exist(runtime_env, tm
 
 
 def test_recall_history_without_engine_uses_the_runtime(runtime_env) -> None:
-    payload = json.loads(memorylib.recall_history("layered memory",
-                                                  as_of=memorylib.TEACHING_AS_OF))
+    payload = json.loads(memorylib.recall_history("layered memory", as_of=memorylib.TEACHING_AS_OF))
     assert payload["hits"][0]["memory_id"] == "conversation-003"
 
 
@@ -137,8 +162,15 @@ def test_runtime_client_needs_model_id_then_key(monkeypatch) -> None:
 def test_demo_cli_works_without_a_key(tmp_path) -> None:
     env = clean_env(tmp_path)
     env["WORKBUDDY_HOME"] = str(tmp_path / "wb")
-    result = subprocess.run([sys.executable, "-m", "memorylib", "--demo"], env=env, cwd=ROOT,
-                            capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "memorylib", "--demo"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert '<remote_profile memory_id="profile-001"' in out
@@ -151,9 +183,16 @@ def test_demo_cli_works_without_a_key(tmp_path) -> None:
 def test_interactive_cli_fails_clearly_without_configuration(tmp_path) -> None:
     env = clean_env(tmp_path)
     env["WORKBUDDY_HOME"] = str(tmp_path / "wb")
-    result = subprocess.run([sys.executable, "-m", "memorylib"], env=env, cwd=ROOT,
-                            capture_output=True, text=True, timeout=120, check=False,
-                            stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [sys.executable, "-m", "memorylib"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 2
     assert "MODEL_ID is not set" in result.stderr
     assert "Traceback" not in result.stderr

@@ -39,8 +39,13 @@ def tiny(tmp_path: Path) -> RemoteMemoryStore:
     for memory_id, text in texts.items():
         # summary + " " + content is what is searched: put everything in the content
         source = MemorySource(memory_id, "t", "t", "2026-08-01T12:00:00Z")
-        store.append(kind=MemoryKind.CONVERSATION, memory_id=memory_id, content=text,
-                     summary=".", source=source)  # fmt: skip
+        store.append(
+            kind=MemoryKind.CONVERSATION,
+            memory_id=memory_id,
+            content=text,
+            summary=".",
+            source=source,
+        )
     return store
 
 
@@ -58,11 +63,18 @@ def test_bm25_matches_values_worked_out_by_hand(tmp_path: Path) -> None:
             "apple cherry", as_of=AS_OF, query_id="q", policy=ScoringPolicy.bm25()
         )
         got = [(h.memory_id, h.score_breakdown.bm25, h.score) for h in result.hits]
-        assert got == [("d1", 1.34864, 1.34864), ("d3", 0.689339, 0.689339),
-                       ("d2", 0.544215, 0.544215)], strategy  # fmt: skip
+        assert got == [
+            ("d1", 1.34864, 1.34864),
+            ("d3", 0.689339, 0.689339),
+            ("d2", 0.544215, 0.544215),
+        ], strategy
         first = result.hits[0].score_breakdown
-        assert dict(first.parameters) == {"k1": 1.2, "b": 0.75, "documents": 3.0,
-                                          "average_length": 3.0}  # fmt: skip
+        assert dict(first.parameters) == {
+            "k1": 1.2,
+            "b": 0.75,
+            "documents": 3.0,
+            "average_length": 3.0,
+        }
         # d1 matches apple: its share of the query's idf, idf(apple) / (idf(apple) + idf(cherry))
         apple, cherry = math.log(1 + 2.5 / 1.5), math.log(1 + 1.5 / 2.5)
         assert first.evidence == round(apple / (apple + cherry), 6) == 0.676046
@@ -89,37 +101,58 @@ def test_every_breakdown_adds_up(tmp_path_factory, scorer, lexical, recency, tex
             assert b.lexical_contribution == pytest.approx(lexical * b.lexical_score, abs=1e-6)
     if scorer == "hybrid" and result.hits:
         best = max(h.score_breakdown.bm25 for h in result.hits)
-        assert any(h.score_breakdown.lexical_score == 1.0 for h in result.hits
-                   if h.score_breakdown.bm25 == best)  # fmt: skip
+        assert any(
+            h.score_breakdown.lexical_score == 1.0
+            for h in result.hits
+            if h.score_breakdown.bm25 == best
+        )
 
 
 def test_a_minimum_evidence_empties_a_stopword_only_recall_and_says_why(tmp_path: Path) -> None:
     store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id="u")
-    for n, text in enumerate(["the cache TTL is 300 seconds", "the deploy runs at noon",
-                              "the retrieval uses bigrams"]):  # fmt: skip
-        store.append(kind="conversation", memory_id=f"m-{n}", content=text, summary=text,
-                     source=MemorySource(f"s{n}", "t", "t", "2026-08-01T12:00:00Z"))  # fmt: skip
+    for n, text in enumerate(
+        ["the cache TTL is 300 seconds", "the deploy runs at noon", "the retrieval uses bigrams"]
+    ):
+        store.append(
+            kind="conversation",
+            memory_id=f"m-{n}",
+            content=text,
+            summary=text,
+            source=MemorySource(f"s{n}", "t", "t", "2026-08-01T12:00:00Z"),
+        )
     question = "the kubernetes pod budget"  # only "the" is in the history
     for strategy in ("teaching", "indexed"):
         engine = RecallEngine(store, strategy=strategy)
         plain = engine.recall(question, as_of=AS_OF, query_id="q")
         assert len(plain.hits) == 3 and plain.empty_reason is None  # "the" is enough today
-        strict = engine.recall(question, as_of=AS_OF, query_id="q",
-                               policy=ScoringPolicy.bm25(min_evidence=0.3))  # fmt: skip
+        strict = engine.recall(
+            question, as_of=AS_OF, query_id="q", policy=ScoringPolicy.bm25(min_evidence=0.3)
+        )
         assert strict.hits == () and strict.empty_reason == INSUFFICIENT_EVIDENCE
         assert strict.candidate_records == 3  # the candidates were there, too weak
-        kept = engine.recall("the cache budget", as_of=AS_OF, query_id="q",
-                             policy=ScoringPolicy.bm25(min_evidence=0.3))  # fmt: skip
+        kept = engine.recall(
+            "the cache budget",
+            as_of=AS_OF,
+            query_id="q",
+            policy=ScoringPolicy.bm25(min_evidence=0.3),
+        )
         assert [h.memory_id for h in kept.hits] == ["m-0"]
 
 
 def test_the_chapters_breakdown_serializes_as_before() -> None:
-    breakdown = RecallScoreBreakdown(("layered", "memory"), 2, 1.0, 0.967742, 0.85,
-                                     0.145161, 0.995161)  # fmt: skip
+    breakdown = RecallScoreBreakdown(
+        ("layered", "memory"), 2, 1.0, 0.967742, 0.85, 0.145161, 0.995161
+    )
     assert list(breakdown.to_dict()) == [
-        "matched_terms", "query_term_count", "lexical_coverage", "recency", "weights",
-        "recency_window_days", "contributions", "total",
-    ]  # fmt: skip
+        "matched_terms",
+        "query_term_count",
+        "lexical_coverage",
+        "recency",
+        "weights",
+        "recency_window_days",
+        "contributions",
+        "total",
+    ]
     assert RecallScoreBreakdown.from_dict(breakdown.to_dict()) == breakdown
 
 

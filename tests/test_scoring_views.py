@@ -94,11 +94,15 @@ def test_score_frame_keeps_storage_order_unless_asked(store) -> None:
     add(store, "m-old", "release notes", "2026-06-01T12:00:00Z")
     add(store, "m-new", "release notes", "2026-08-01T12:00:00Z")
     add(store, "m-half", "release", "2026-08-01T12:00:00Z")
-    query = normalize_recall_query("release notes", user_scope=store.user_scope,
-                                   query_id="q", issued_at=AS_OF)
+    query = normalize_recall_query(
+        "release notes", user_scope=store.user_scope, query_id="q", issued_at=AS_OF
+    )
     candidates = build_recall_candidates(query, store.read_all())
     assert list(sv.score_frame(query, candidates, as_of=AS_OF)["memory_id"]) == [
-        "m-old", "m-new", "m-half"]
+        "m-old",
+        "m-new",
+        "m-half",
+    ]
     ordered = sv.score_frame(query, candidates, as_of=AS_OF, sort_by_total=True)
     assert list(ordered["memory_id"]) == ["m-new", "m-old", "m-half"]
     assert list(ordered.index) == [0, 1, 2]
@@ -135,8 +139,9 @@ def test_policy_comparison_ranks_like_the_library(store) -> None:
     add(store, "m-stale-full", "alpha beta gamma", "2026-01-01T12:00:00Z")
     add(store, "m-fresh-part", "alpha beta", "2026-08-02T12:00:00Z")
     add(store, "m-mid", "alpha", "2026-07-01T12:00:00Z")
-    query = normalize_recall_query("alpha beta gamma", user_scope=store.user_scope,
-                                   query_id="q", issued_at=AS_OF)
+    query = normalize_recall_query(
+        "alpha beta gamma", user_scope=store.user_scope, query_id="q", issued_at=AS_OF
+    )
     candidates = build_recall_candidates(query, store.read_all())
     policies = {"chapter": ScoringPolicy(), "fresh": ScoringPolicy(0.5, 0.5, 7)}
     frame = sv.policy_comparison_frame(query, candidates, as_of=AS_OF, policies=policies)
@@ -145,7 +150,8 @@ def test_policy_comparison_ranks_like_the_library(store) -> None:
         by_rank = frame.sort_values(f"rank · {label}")["memory_id"]
         assert list(by_rank) == [h.memory_id for h in hits]
         assert list(frame.sort_values(f"rank · {label}")[f"total · {label}"]) == [
-            h.score_breakdown.total for h in hits]
+            h.score_breakdown.total for h in hits
+        ]
     assert frame.iloc[0]["memory_id"] == "m-stale-full"  # rows follow the first policy
     assert frame.set_index("memory_id").loc["m-fresh-part", "rank · fresh"] == 1
     with pytest.raises(ValueError):
@@ -161,12 +167,15 @@ def test_overtake_frame_matches_the_algebra_and_the_library() -> None:
     assert math.isnan(frame.loc[5, "stale_age_needed"])
     for n in (6, 8, 10):
         needed = frame.loc[n, "stale_age_needed"]
-        fresh = sv.hypothetical_breakdown(sv.ScoringState(matched=n - 1, query_terms=n,
-                                                          age_days=0)).total
-        older = sv.hypothetical_breakdown(sv.ScoringState(matched=n, query_terms=n,
-                                                          age_days=needed + 1)).total
-        younger = sv.hypothetical_breakdown(sv.ScoringState(matched=n, query_terms=n,
-                                                            age_days=needed - 1)).total
+        fresh = sv.hypothetical_breakdown(
+            sv.ScoringState(matched=n - 1, query_terms=n, age_days=0)
+        ).total
+        older = sv.hypothetical_breakdown(
+            sv.ScoringState(matched=n, query_terms=n, age_days=needed + 1)
+        ).total
+        younger = sv.hypothetical_breakdown(
+            sv.ScoringState(matched=n, query_terms=n, age_days=needed - 1)
+        ).total
         assert fresh > older
         assert fresh < younger
 

@@ -40,8 +40,7 @@ def test_local_backends_agree_and_hold_equal_records(tmp_path: Path) -> None:
     backends = views.open_backends(tmp_path, service)
     stores = backends["stores"]
     assert sorted(stores) == ["jsonl", "sqlite"]
-    frame, results = views.recall_frame(stores, "  LAYERED   Memory  ", as_of=AS_OF,
-                                        query_id="q")  # fmt: skip
+    frame, results = views.recall_frame(stores, "  LAYERED   Memory  ", as_of=AS_OF, query_id="q")
     assert views.results_agree(results)
     assert frame["memory_id"].tolist() == ["conversation-003"] * 2
     assert frame["total"].tolist() == [0.995161] * 2

@@ -100,10 +100,16 @@ def test_slides_follow_reveal_nesting() -> None:
 
 
 def test_check_reports_each_rule() -> None:
-    widget = new_code_cell("app.widget", outputs=[new_output(
-        "execute_result", data={slides.WIDGET_MIME: {"model_id": "x"}, "text/plain": "VBox()"},
-        execution_count=1,
-    )])  # fmt: skip
+    widget = new_code_cell(
+        "app.widget",
+        outputs=[
+            new_output(
+                "execute_result",
+                data={slides.WIDGET_MIME: {"model_id": "x"}, "text/plain": "VBox()"},
+                execution_count=1,
+            )
+        ],
+    )
     long_text = "\n\n".join(f"paragraph {i}" for i in range(40))
     nb = notebook(
         typed(new_markdown_cell("intro"), "-"),

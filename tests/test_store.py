@@ -38,8 +38,12 @@ def test_append_then_read_after_restart(store, store_path) -> None:
         memory_id="memory-42",
         content="Selected   SQLite WAL\nfor local persistence.",
         summary="Selected SQLite WAL.",
-        source=MemorySource("transcript-42", "conversation_transcript", "Persistence decision",
-                            "2026-08-01T14:00:00+02:00"),
+        source=MemorySource(
+            "transcript-42",
+            "conversation_transcript",
+            "Persistence decision",
+            "2026-08-01T14:00:00+02:00",
+        ),
     )
     assert record.content == "Selected SQLite WAL for local persistence."  # whitespace folded
     assert record.source.captured_at == "2026-08-01T12:00:00Z"  # re-emitted as UTC Z
@@ -124,8 +128,9 @@ def test_bad_append_input_names_the_field_and_writes_nothing(
 ) -> None:
     add(store, "m-0", "existing")
     before = store_path.read_bytes()
-    args = dict(kind=MemoryKind.CONVERSATION, content="c", summary="s", source=source(),
-                memory_id="m-1")
+    args = dict(
+        kind=MemoryKind.CONVERSATION, content="c", summary="s", source=source(), memory_id="m-1"
+    )
     args.update(kwargs)
     with pytest.raises(RemoteMemoryValidationError, match=field):
         store.append(**args)
@@ -133,14 +138,22 @@ def test_bad_append_input_names_the_field_and_writes_nothing(
 
 
 def test_content_and_summary_limits_are_inclusive(store) -> None:
-    record = store.append(kind="conversation", content="x" * 20_000, summary="y" * 2_000,
-                          source=source(), memory_id="big")
+    record = store.append(
+        kind="conversation",
+        content="x" * 20_000,
+        summary="y" * 2_000,
+        source=source(),
+        memory_id="big",
+    )
     assert len(record.content) == 20_000
 
 
 def test_naive_datetimes_are_taken_as_utc(store) -> None:
     record = store.append(
-        kind="conversation", content="c", summary="s", memory_id="m-1",
+        kind="conversation",
+        content="c",
+        summary="s",
+        memory_id="m-1",
         source=MemorySource("s", "t", "t", datetime(2026, 8, 1, 12)),  # type: ignore[arg-type]
         stored_at=datetime(2026, 8, 2, 0, 0, 0, 500, tzinfo=UTC),
     )
@@ -252,10 +265,12 @@ def test_latest_profile_is_newest_by_captured_at_then_id(store) -> None:
 
 # -- retraction (beyond the chapter) ---------------------------------------------------
 
+
 def test_retract_hides_the_target_but_keeps_the_audit_trail(store) -> None:
     add(store, "m-1", "wrong decision")
-    retraction = store.retract("m-1", reason="Decision reversed", source=source("review"),
-                               retraction_id="r-1")
+    retraction = store.retract(
+        "m-1", reason="Decision reversed", source=source("review"), retraction_id="r-1"
+    )
     assert retraction.kind is MemoryKind.RETRACTION and retraction.retracts == "m-1"
     assert [r.memory_id for r in store.read_all()] == ["m-1", "r-1"]
     again = store.retract("m-1", reason="again", source=source("review"), retraction_id="r-2")
@@ -283,12 +298,18 @@ def test_retracted_profile_is_not_selected(store) -> None:
 
 # -- a real race of processes on one memory_id ------------------------------------------
 
+
 def _race_worker(path: str, barrier, results) -> None:
     store = RemoteMemoryStore(path, user_id="alice")
     barrier.wait()
     try:
-        store.append(kind="conversation", memory_id="contested", content="c", summary="s",
-                     source=MemorySource("s", "t", "t", "2026-08-01T00:00:00Z"))
+        store.append(
+            kind="conversation",
+            memory_id="contested",
+            content="c",
+            summary="s",
+            source=MemorySource("s", "t", "t", "2026-08-01T00:00:00Z"),
+        )
         results.put("won")
     except RemoteMemoryDuplicateError:
         results.put("duplicate")
@@ -298,8 +319,10 @@ def test_processes_racing_one_memory_id_one_winner_one_line(store_path) -> None:
     ctx = multiprocessing.get_context("spawn")
     workers = 6
     barrier, results = ctx.Barrier(workers), ctx.Queue()
-    procs = [ctx.Process(target=_race_worker, args=(str(store_path), barrier, results))
-             for _ in range(workers)]
+    procs = [
+        ctx.Process(target=_race_worker, args=(str(store_path), barrier, results))
+        for _ in range(workers)
+    ]
     for proc in procs:
         proc.start()
     outcomes = sorted(results.get(timeout=60) for _ in procs)

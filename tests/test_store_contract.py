@@ -53,9 +53,13 @@ def test_append_then_read_after_reopening(backend: Backend) -> None:
         memory_id="memory-42",
         content="Selected   SQLite WAL\nfor local persistence.",
         summary="Selected SQLite WAL.",
-        source=MemorySource("transcript-42", "conversation_transcript", "Persistence decision",
-                            "2026-08-01T14:00:00+02:00"),
-    )  # fmt: skip
+        source=MemorySource(
+            "transcript-42",
+            "conversation_transcript",
+            "Persistence decision",
+            "2026-08-01T14:00:00+02:00",
+        ),
+    )
     assert record.content == "Selected SQLite WAL for local persistence."
     assert record.source.captured_at == "2026-08-01T12:00:00Z"
     assert record.stored_at.endswith("Z") and record.stored_at != record.source.captured_at
@@ -66,14 +70,24 @@ def test_the_same_inputs_give_the_same_records_on_every_backend(backend: Backend
     store = backend.open("alice")
     seed_teaching_store(store)
     add(store, "m-1", "第二条 line with 中文 and café", captured_at="2026-07-01T00:00:00+08:00")
-    store.retract("m-1", reason="wrong", source=source("r"), retraction_id="r-1",
-                  stored_at="2026-08-02T00:00:00Z")  # fmt: skip
+    store.retract(
+        "m-1",
+        reason="wrong",
+        source=source("r"),
+        retraction_id="r-1",
+        stored_at="2026-08-02T00:00:00Z",
+    )
     reference = backend.root / "reference.jsonl"
     expected = open_store(f"jsonl:{reference}", user_id="alice")
     seed_teaching_store(expected)
     add(expected, "m-1", "第二条 line with 中文 and café", captured_at="2026-07-01T00:00:00+08:00")
-    expected.retract("m-1", reason="wrong", source=source("r"), retraction_id="r-1",
-                     stored_at="2026-08-02T00:00:00Z")  # fmt: skip
+    expected.retract(
+        "m-1",
+        reason="wrong",
+        source=source("r"),
+        retraction_id="r-1",
+        stored_at="2026-08-02T00:00:00Z",
+    )
     assert store.read_all() == expected.read_all()
     assert [r.to_dict() for r in store.read_all()] == [r.to_dict() for r in expected.read_all()]
 
@@ -134,8 +148,9 @@ def test_bad_append_input_names_the_field_and_writes_nothing(backend, field, kwa
     store = backend.open()
     add(store, "m-0", "existing")
     before = backend.snapshot()
-    args = dict(kind=MemoryKind.CONVERSATION, content="c", summary="s", source=source(),
-                memory_id="m-1")  # fmt: skip
+    args = dict(
+        kind=MemoryKind.CONVERSATION, content="c", summary="s", source=source(), memory_id="m-1"
+    )
     args.update(kwargs)
     with pytest.raises(RemoteMemoryValidationError, match=field):
         store.append(**args)
@@ -143,17 +158,25 @@ def test_bad_append_input_names_the_field_and_writes_nothing(backend, field, kwa
 
 
 def test_content_and_summary_limits_are_inclusive(backend: Backend) -> None:
-    record = backend.open().append(kind="conversation", content="x" * 20_000, summary="y" * 2_000,
-                                   source=source(), memory_id="big")  # fmt: skip
+    record = backend.open().append(
+        kind="conversation",
+        content="x" * 20_000,
+        summary="y" * 2_000,
+        source=source(),
+        memory_id="big",
+    )
     assert backend.open().read_all() == (record,)
 
 
 def test_naive_datetimes_are_taken_as_utc(backend: Backend) -> None:
     record = backend.open().append(
-        kind="conversation", content="c", summary="s", memory_id="m-1",
+        kind="conversation",
+        content="c",
+        summary="s",
+        memory_id="m-1",
         source=MemorySource("s", "t", "t", datetime(2026, 8, 1, 12)),  # type: ignore[arg-type]
         stored_at=datetime(2026, 8, 2, 0, 0, 0, 500, tzinfo=UTC),
-    )  # fmt: skip
+    )
     assert record.source.captured_at == "2026-08-01T12:00:00Z"
     assert record.stored_at == "2026-08-02T00:00:00.000500Z"
 
@@ -203,17 +226,30 @@ def test_append_many_is_all_or_nothing(backend: Backend) -> None:
     add(store, "m-0", "existing")
     before = backend.snapshot()
     with pytest.raises(RemoteMemoryDuplicateError, match="'m-0'"):
-        store.append_many([{**ENTRY, "memory_id": "m-1", "source": source()},
-                           {**ENTRY, "memory_id": "m-0", "source": source()}])  # fmt: skip
+        store.append_many(
+            [
+                {**ENTRY, "memory_id": "m-1", "source": source()},
+                {**ENTRY, "memory_id": "m-0", "source": source()},
+            ]
+        )
     with pytest.raises(RemoteMemoryDuplicateError, match="'m-2'"):
-        store.append_many([{**ENTRY, "memory_id": "m-2", "source": source()},
-                           {**ENTRY, "memory_id": "m-2", "source": source()}])  # fmt: skip
+        store.append_many(
+            [
+                {**ENTRY, "memory_id": "m-2", "source": source()},
+                {**ENTRY, "memory_id": "m-2", "source": source()},
+            ]
+        )
     with pytest.raises(RemoteMemoryValidationError, match=r"entries\[1\]: summary"):
-        store.append_many([{**ENTRY, "memory_id": "m-3", "source": source()},
-                           {**ENTRY, "summary": "", "source": source()}])  # fmt: skip
+        store.append_many(
+            [
+                {**ENTRY, "memory_id": "m-3", "source": source()},
+                {**ENTRY, "summary": "", "source": source()},
+            ]
+        )
     assert backend.snapshot() == before
-    batch = store.append_many([{**ENTRY, "memory_id": f"b-{i}", "source": source()}
-                               for i in range(3)])  # fmt: skip
+    batch = store.append_many(
+        [{**ENTRY, "memory_id": f"b-{i}", "source": source()} for i in range(3)]
+    )
     assert store.read_all() == (store.read_all()[0], *batch)
     assert store.append_many([]) == ()
 
@@ -224,8 +260,9 @@ def test_append_many_is_all_or_nothing(backend: Backend) -> None:
 def test_retract_hides_the_target_but_keeps_the_audit_trail(backend: Backend) -> None:
     store = backend.open()
     add(store, "m-1", "wrong decision")
-    retraction = store.retract("m-1", reason="Decision reversed", source=source("review"),
-                               retraction_id="r-1")  # fmt: skip
+    retraction = store.retract(
+        "m-1", reason="Decision reversed", source=source("review"), retraction_id="r-1"
+    )
     assert retraction.kind is MemoryKind.RETRACTION and retraction.retracts == "m-1"
     assert ids(store.read_all()) == ["m-1", "r-1"]
     again = store.retract("m-1", reason="again", source=source("review"), retraction_id="r-2")
@@ -266,7 +303,8 @@ def test_chapter_example_on_every_backend(backend: Backend, strategy: str) -> No
     store = backend.open("local-user")
     seed_teaching_store(store)
     result = RecallEngine(store, strategy=strategy).recall(
-        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=AS_OF)  # fmt: skip
+        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=AS_OF
+    )
     assert (result.searched_records, result.candidate_records) == (6, 1)
     (hit,) = result.hits
     assert hit.memory_id == "conversation-003" and hit.provenance.title == "layered memory design"
@@ -313,8 +351,12 @@ def test_indexed_and_teaching_results_are_equal_field_for_field(backend: Backend
     store = backend.open()
     seed_teaching_store(store)
     for i in range(40):
-        add(store, f"x-{i:02d}", f"layered memory note {i % 7} 分层记忆 {'wal' * (i % 3)}",
-            captured_at=f"2026-07-{1 + i % 28:02d}T{i % 24:02d}:00:00Z")  # fmt: skip
+        add(
+            store,
+            f"x-{i:02d}",
+            f"layered memory note {i % 7} 分层记忆 {'wal' * (i % 3)}",
+            captured_at=f"2026-07-{1 + i % 28:02d}T{i % 24:02d}:00:00Z",
+        )
     store.retract("x-03", reason="wrong", source=source())
     for text in ["layered memory", "分层记忆 note", "note 3 wal", "walwal", "zzz"]:
         for limit in (1, 3, 10):
@@ -339,8 +381,13 @@ def _race_append(url: str, barrier, results) -> None:
     store = open_store(url, user_id="alice")
     barrier.wait(timeout=60)
     try:
-        store.append(kind="conversation", memory_id="contested", content="c", summary="s",
-                     source=MemorySource("s", "t", "t", "2026-08-01T00:00:00Z"))  # fmt: skip
+        store.append(
+            kind="conversation",
+            memory_id="contested",
+            content="c",
+            summary="s",
+            source=MemorySource("s", "t", "t", "2026-08-01T00:00:00Z"),
+        )
         results.put("won")
     except RemoteMemoryDuplicateError:
         results.put("duplicate")
@@ -353,9 +400,11 @@ def _race_retract(url: str, index: int, barrier, results) -> None:
     barrier.wait(timeout=60)
     try:
         record = store.retract(
-            "target", reason=f"by {index}", retraction_id=f"r-{index}",
+            "target",
+            reason=f"by {index}",
+            retraction_id=f"r-{index}",
             source=MemorySource("s", "t", "t", "2026-08-01T00:00:00Z"),
-        )  # fmt: skip
+        )
         results.put(record.memory_id)
     except Exception as exc:
         results.put(f"{type(exc).__name__}: {exc}")
@@ -364,8 +413,9 @@ def _race_retract(url: str, index: int, barrier, results) -> None:
 def _race(target, args_of, workers: int) -> list[str]:
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(workers), ctx.Queue()
-    procs = [ctx.Process(target=target, args=(*args_of(i), barrier, results))
-             for i in range(workers)]  # fmt: skip
+    procs = [
+        ctx.Process(target=target, args=(*args_of(i), barrier, results)) for i in range(workers)
+    ]
     for proc in procs:
         proc.start()
     try:

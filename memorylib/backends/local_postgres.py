@@ -170,9 +170,19 @@ class TemporaryPostgres:
             log.touch(mode=0o600)
             os.chown(log, account.pw_uid, account.pw_gid)
         self._tool(
-            "initdb", "-D", str(self.data), "-U", self.superuser, "-A", "trust",
-            "-E", "UTF8", "--locale=C.UTF-8", "--no-instructions", timeout=timeout,
-        )  # fmt: skip
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            self.superuser,
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--no-instructions",
+            timeout=timeout,
+        )
         settings = {
             "listen_addresses": "''",
             "unix_socket_directories": f"'{self.socket_dir}'",
@@ -202,13 +212,20 @@ class TemporaryPostgres:
         read_end, self._watchdog_pipe = os.pipe()
         try:
             subprocess.Popen(
-                [sys.executable, "-c", _WATCHDOG, str(self.bindir / "pg_ctl"), str(self.data),
-                 str(self.root), self.run_as or ""],
+                [
+                    sys.executable,
+                    "-c",
+                    _WATCHDOG,
+                    str(self.bindir / "pg_ctl"),
+                    str(self.data),
+                    str(self.root),
+                    self.run_as or "",
+                ],
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,  # a signal to our process group does not reach it
-            )  # fmt: skip
+            )
         finally:
             os.close(read_end)
 

@@ -281,8 +281,10 @@ class PostgresMemoryStore(MemoryStore):
             raise RemoteMemoryValidationError("dsn must be a non-empty libpq string or URI")
         self.user_scope = user_scope_for(user_id)
         self.role = scope_role(self.user_scope)
-        for name, value in (("connect_timeout", connect_timeout),
-                            ("statement_timeout", statement_timeout)):  # fmt: skip
+        for name, value in (
+            ("connect_timeout", connect_timeout),
+            ("statement_timeout", statement_timeout),
+        ):
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise RemoteMemoryValidationError(f"{name} must be a positive number of seconds")
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
@@ -548,8 +550,11 @@ class PostgresMemoryStore(MemoryStore):
     def _check_schema(self, conn: psycopg.Connection) -> None:
         try:
             version = _current_version(conn)
-        except (pg_errors.UndefinedTable, pg_errors.InvalidSchemaName,
-                pg_errors.InsufficientPrivilege) as exc:  # fmt: skip
+        except (
+            pg_errors.UndefinedTable,
+            pg_errors.InvalidSchemaName,
+            pg_errors.InsufficientPrivilege,
+        ) as exc:
             raise RemoteMemoryUnavailableError(
                 f"PostgreSQL at {self.url} is not provisioned for memorylib "
                 f"({exc.diag.message_primary}); run: python -m memorylib pg-provision "

@@ -131,9 +131,13 @@ def recall_from_matches(
     policy = require(policy, ScoringPolicy, "policy")
     wanted = tuple(sorted(set(query.terms)))
     matches = match(wanted, query.limit)
-    keys = shortlist(
-        matches, term_count=len(query.terms), limit=query.limit, as_of=moment, policy=policy
-    ) if wanted else []  # fmt: skip
+    keys = (
+        shortlist(
+            matches, term_count=len(query.terms), limit=query.limit, as_of=moment, policy=policy
+        )
+        if wanted
+        else []
+    )
     candidate_set = build_recall_candidates(query, fetch(keys) if keys else ())
     hits = stable_rank_recall_candidates(query, candidate_set, as_of=moment, policy=policy)
     return RecallResult(

@@ -255,9 +255,15 @@ class SQLiteMemoryStore(MemoryStore):
                 "INSERT INTO memories (user_scope, memory_id, kind, captured_us, retracts, record)"
                 " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_scope, memory_id) DO NOTHING"
                 " RETURNING seq",
-                (scope, record.memory_id, record.kind.value, captured_micros(record),
-                 record.retracts, record_json(record)),
-            ).fetchone()  # fmt: skip
+                (
+                    scope,
+                    record.memory_id,
+                    record.kind.value,
+                    captured_micros(record),
+                    record.retracts,
+                    record_json(record),
+                ),
+            ).fetchone()
             if row is None:  # the unique constraint said no: report like every backend
                 check_new_ids(records, {record.memory_id})
             captured = captured_micros(record)
@@ -382,9 +388,12 @@ class SQLiteMemoryStore(MemoryStore):
             )
         self._check_owner()
         conn = sqlite3.connect(
-            f"file:{quote(os.path.abspath(self.path))}?mode=rw", uri=True, timeout=self.timeout,
-            isolation_level=None, check_same_thread=False,
-        )  # fmt: skip
+            f"file:{quote(os.path.abspath(self.path))}?mode=rw",
+            uri=True,
+            timeout=self.timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         deadline = time.monotonic() + self.timeout
         while True:
             try:

@@ -51,8 +51,18 @@ def decode_line(raw: bytes, lineno: int) -> StoredMemory:
         except UnicodeDecodeError:
             match = None
         if match is not None:
-            (memory_id, scope, kind, content, summary, source_id, source_type, title, captured,
-             stored) = match.groups()  # fmt: skip
+            (
+                memory_id,
+                scope,
+                kind,
+                content,
+                summary,
+                source_id,
+                source_type,
+                title,
+                captured,
+                stored,
+            ) = match.groups()
             if _clean_utc(captured) and _clean_utc(stored):
                 source = build_source(source_id, source_type, title, captured)
                 return build_memory(
@@ -66,8 +76,14 @@ _SOURCE_SETTERS = tuple(MemorySource.__dict__[name].__set__ for name in MemorySo
 _MEMORY_SETTERS = tuple(StoredMemory.__dict__[name].__set__ for name in StoredMemory.__slots__)
 assert MemorySource.__slots__ == ("source_id", "source_type", "title", "captured_at")
 assert StoredMemory.__slots__[:7] == (
-    "memory_id", "user_scope", "kind", "content", "summary", "source", "stored_at",
-)  # fmt: skip
+    "memory_id",
+    "user_scope",
+    "kind",
+    "content",
+    "summary",
+    "source",
+    "stored_at",
+)
 assert StoredMemory.__slots__[7:] == ("schema_version", "retracts")
 
 
@@ -93,8 +109,16 @@ def build_memory(
     """``StoredMemory(...)`` (current schema, no ``retracts``) for checked values."""
     record = _new(StoredMemory)
     values = (
-        memory_id, user_scope, kind, content, summary, source, stored_at, SCHEMA_VERSION, None,
-    )  # fmt: skip
+        memory_id,
+        user_scope,
+        kind,
+        content,
+        summary,
+        source,
+        stored_at,
+        SCHEMA_VERSION,
+        None,
+    )
     for setter, value in zip(_MEMORY_SETTERS, values, strict=True):
         setter(record, value)
     return record

@@ -71,8 +71,12 @@ class FileLog:
             handle.seek(max(0, offset - _PROBE_BYTES))
             self.probe = handle.read(min(offset, _PROBE_BYTES))
         self.identity, self.offset, self.lines, self.ids, self.crc32 = (
-            (st.st_dev, st.st_ino), offset, lines, ids, crc32,
-        )  # fmt: skip
+            (st.st_dev, st.st_ino),
+            offset,
+            lines,
+            ids,
+            crc32,
+        )
         self.mtime_ns = st.st_mtime_ns if st.st_size == offset else 0
 
     def stat_key(self) -> tuple[int, int, int, int] | None:
@@ -102,8 +106,10 @@ class FileLog:
                     "a store file is never shared between users"
                 )
             identity = (st.st_dev, st.st_ino)
-            if self.identity == identity and st.st_size == self.offset and (
-                st.st_mtime_ns == self.mtime_ns
+            if (
+                self.identity == identity
+                and st.st_size == self.offset
+                and (st.st_mtime_ns == self.mtime_ns)
             ):
                 return
             # Same size but a new mtime: rewritten in place (an append always grows it).

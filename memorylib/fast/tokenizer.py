@@ -206,9 +206,7 @@ def term_pairs(
     return _ordered_pairs(occurrence_docs, occurrence_ids)
 
 
-def _ordered_pairs(
-    docs: np.ndarray, ids: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ordered_pairs(docs: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(docs, term ids, counts) of the distinct pairs, ordered by term id then doc, from
     occurrences grouped by term (one group per term) with docs ascending in each group."""
     fresh = _run_starts(ids)

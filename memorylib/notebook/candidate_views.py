@@ -178,9 +178,7 @@ def style_match_matrix(matrix: pd.DataFrame, uuid: str) -> Any:
     )
 
 
-def term_candidate_frame(
-    query: RecallQuery, records: Sequence[StoredMemory]
-) -> pd.DataFrame:
+def term_candidate_frame(query: RecallQuery, records: Sequence[StoredMemory]) -> pd.DataFrame:
     """Per query term: how many searched records contain it, and whether it is a common word.
 
     A record containing several terms counts once per term, so the column can add up
@@ -199,9 +197,7 @@ def term_candidate_frame(
     return pd.DataFrame(rows, columns=["term", "candidates", "searched", "common_word"])
 
 
-def matched_count_frame(
-    query: RecallQuery, records: Sequence[StoredMemory]
-) -> pd.DataFrame:
+def matched_count_frame(query: RecallQuery, records: Sequence[StoredMemory]) -> pd.DataFrame:
     """How many candidates matched 1, 2, ... of the query's terms."""
     found = build_recall_candidates(query, records)
     levels = range(1, len(query.terms) + 1)
@@ -357,9 +353,7 @@ def candidate_widget(
     """A query box driving the counts, the diagnosis and the candidate table."""
     import ipywidgets as widgets
 
-    box = widgets.Text(
-        value=initial, description="query", layout=widgets.Layout(width="95%")
-    )
+    box = widgets.Text(value=initial, description="query", layout=widgets.Layout(width="95%"))
     shown = widgets.HTML()
 
     def render(text: str) -> str:
@@ -435,6 +429,10 @@ def check_cache_query(
     """The optional stretch: ``check_quiet_query`` for the result-cache record
     (``STRETCH_TARGET``) among at most ``STRETCH_MAX_CANDIDATES`` candidates."""
     return check_quiet_query(
-        answer, records, user_scope=user_scope, as_of=as_of,
-        target=STRETCH_TARGET, max_candidates=STRETCH_MAX_CANDIDATES,
-    )  # fmt: skip
+        answer,
+        records,
+        user_scope=user_scope,
+        as_of=as_of,
+        target=STRETCH_TARGET,
+        max_candidates=STRETCH_MAX_CANDIDATES,
+    )

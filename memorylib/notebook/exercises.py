@@ -269,4 +269,3 @@ def grade_labels(
     if not lines:
         return None
     return wrong(f"{len(lines)} of {len(truth)} wrong:", lines)
-

@@ -180,8 +180,9 @@ def _line_for(store: RemoteMemoryStore, memory_id: str, text: str) -> bytes:
             kind=MemoryKind.CONVERSATION,
             content=text,
             summary=text,
-            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", "note",
-                                _CAPTURED_AT),
+            source=MemorySource(
+                f"transcript-{memory_id}", "conversation_transcript", "note", _CAPTURED_AT
+            ),
             stored_at=_CAPTURED_AT,
         )
     )
@@ -288,80 +289,136 @@ def build_failure_cases(
         store: RemoteMemoryStore, memory_id: str, src: object = source
     ) -> Callable[[], object]:
         return lambda: store.append(
-            kind=MemoryKind.CONVERSATION, memory_id=memory_id, content="new note",
-            summary="new note", source=src,  # type: ignore[arg-type]
-        )  # fmt: skip
+            kind=MemoryKind.CONVERSATION,
+            memory_id=memory_id,
+            content="new note",
+            summary="new note",
+            source=src,  # type: ignore[arg-type]
+        )
 
     bad_time = MemorySource("transcript-x", "conversation_transcript", "note", "last Tuesday")
     return (
-        FailureCase("empty query", 'recall("   ")', "query text",
-                    "An empty query would match nothing or, worse, everything; say what to recall.",
-                    recall("   ")),
-        FailureCase("punctuation-only query", 'recall("?! ... !?")', "searchable term",
-                    "No word survives normalization. Falling back to 'return everything' would "
-                    "flood the prompt, so it is a typed error the model can correct.",
-                    recall("?! ... !?")),
-        FailureCase("limit 0", 'recall("layered memory", limit=0)', "limit",
-                    "A limit outside 1..10 is a caller bug, not a request for zero hits.",
-                    recall("layered memory", 0)),
-        FailureCase("limit 11", 'recall("layered memory", limit=11)', "limit",
-                    "More than 10 hits would blow the prompt budget the tool promises.",
-                    recall("layered memory", 11)),
-        FailureCase("limit True (a bool)", 'recall("layered memory", limit=True)', "limit",
-                    "bool is a subclass of int in Python: True would silently mean 1.",
-                    recall("layered memory", True)),
-        FailureCase("limit 2.5 (a float)", 'recall("layered memory", limit=2.5)', "limit",
-                    "Half a hit does not exist; rounding would hide a caller bug.",
-                    recall("layered memory", 2.5)),
-        FailureCase("duplicate memory_id", 'store.append(memory_id="conversation-003", ...)',
-                    "memory_id",
-                    "The id is the record's identity: citations and retractions point at it. "
-                    "A second record with the same id would make every pointer ambiguous.",
-                    append(chapter, "conversation-003")),
-        FailureCase("captured_at not a timestamp", 'MemorySource(..., captured_at="last Tuesday")',
-                    "source.captured_at",
-                    "Recency is computed from captured_at; a date nobody can parse cannot be "
-                    "ranked, so it is refused at the door.",
-                    append(chapter, "conversation-new", bad_time)),
-        FailureCase("another user reads the file",
-                    'RemoteMemoryStore(path, user_id="bob").read_all()', "user_scope",
-                    "The file belongs to another user_scope. Filtering the foreign lines out would "
-                    "hide a misconfiguration that leaks history between users: fail closed.",
-                    bob.read_all),
-        FailureCase("another user appends to it",
-                    'RemoteMemoryStore(path, user_id="bob").append(...)', "user_scope",
-                    "Writing is refused too: bob's record would turn the file into a mixed one.",
-                    append(bob, "conversation-bob")),
-        FailureCase("malformed line", "RemoteMemoryStore(malformed_path).read_all()", "line 3",
-                    "Line 3 is complete (it ends in its newline), so it was committed, and now it "
-                    "does not parse. Skipping it would silently lose a record; the error names "
-                    "the line so a person (or repair) can decide.",
-                    RemoteMemoryStore(malformed.path, user_id=user_id).read_all),
-        FailureCase("append after a malformed line",
-                    "RemoteMemoryStore(malformed_path).append(...)", "line 3",
-                    "Damage in the middle fails closed for writers too: the store will not "
-                    "append after a committed line it cannot read. `python -m memorylib repair` "
-                    "moves the line to the quarantine file; a person decides what it was.",
-                    append(RemoteMemoryStore(malformed.path, user_id=user_id),
-                           "conversation-008")),
-        FailureCase("torn last line", "RemoteMemoryStore(torn_path).read_all()", "line 8",
-                    "Not an error: a warning. A crash mid-write left half a record with no "
-                    "newline, and a record commits at its newline, so this one never did: the "
-                    "writer never returned, nobody was told it was saved. Readers skip it and "
-                    "say so (UncommittedWriteWarning), and a crash cannot take the store down.",
-                    lambda: _count(RemoteMemoryStore(torn.path, user_id=user_id).read_all())),
-        FailureCase("append after a torn line", "RemoteMemoryStore(torn_path).append(...)",
-                    "quarantine",
-                    "Not an error either: the next writer, under the lock, moves the torn bytes "
-                    "to the quarantine file (offset, length, sha256 and the bytes), cuts them "
-                    "off, then appends. Recovery is automatic, and nothing is glued onto the "
-                    "half line or lost.",
-                    _on_a_copy(torn.path, user_id, "conversation-008")),
-        FailureCase("no match", 'recall("kubernetes helm chart")', "empty_reason",
-                    "Not a failure: an explained empty result. The renderer returns '' so no "
-                    "empty wrapper costs prompt budget.",
-                    lambda: _no_match_summary(engine, as_of)),
-    )  # fmt: skip
+        FailureCase(
+            "empty query",
+            'recall("   ")',
+            "query text",
+            "An empty query would match nothing or, worse, everything; say what to recall.",
+            recall("   "),
+        ),
+        FailureCase(
+            "punctuation-only query",
+            'recall("?! ... !?")',
+            "searchable term",
+            "No word survives normalization. Falling back to 'return everything' would "
+            "flood the prompt, so it is a typed error the model can correct.",
+            recall("?! ... !?"),
+        ),
+        FailureCase(
+            "limit 0",
+            'recall("layered memory", limit=0)',
+            "limit",
+            "A limit outside 1..10 is a caller bug, not a request for zero hits.",
+            recall("layered memory", 0),
+        ),
+        FailureCase(
+            "limit 11",
+            'recall("layered memory", limit=11)',
+            "limit",
+            "More than 10 hits would blow the prompt budget the tool promises.",
+            recall("layered memory", 11),
+        ),
+        FailureCase(
+            "limit True (a bool)",
+            'recall("layered memory", limit=True)',
+            "limit",
+            "bool is a subclass of int in Python: True would silently mean 1.",
+            recall("layered memory", True),
+        ),
+        FailureCase(
+            "limit 2.5 (a float)",
+            'recall("layered memory", limit=2.5)',
+            "limit",
+            "Half a hit does not exist; rounding would hide a caller bug.",
+            recall("layered memory", 2.5),
+        ),
+        FailureCase(
+            "duplicate memory_id",
+            'store.append(memory_id="conversation-003", ...)',
+            "memory_id",
+            "The id is the record's identity: citations and retractions point at it. "
+            "A second record with the same id would make every pointer ambiguous.",
+            append(chapter, "conversation-003"),
+        ),
+        FailureCase(
+            "captured_at not a timestamp",
+            'MemorySource(..., captured_at="last Tuesday")',
+            "source.captured_at",
+            "Recency is computed from captured_at; a date nobody can parse cannot be "
+            "ranked, so it is refused at the door.",
+            append(chapter, "conversation-new", bad_time),
+        ),
+        FailureCase(
+            "another user reads the file",
+            'RemoteMemoryStore(path, user_id="bob").read_all()',
+            "user_scope",
+            "The file belongs to another user_scope. Filtering the foreign lines out would "
+            "hide a misconfiguration that leaks history between users: fail closed.",
+            bob.read_all,
+        ),
+        FailureCase(
+            "another user appends to it",
+            'RemoteMemoryStore(path, user_id="bob").append(...)',
+            "user_scope",
+            "Writing is refused too: bob's record would turn the file into a mixed one.",
+            append(bob, "conversation-bob"),
+        ),
+        FailureCase(
+            "malformed line",
+            "RemoteMemoryStore(malformed_path).read_all()",
+            "line 3",
+            "Line 3 is complete (it ends in its newline), so it was committed, and now it "
+            "does not parse. Skipping it would silently lose a record; the error names "
+            "the line so a person (or repair) can decide.",
+            RemoteMemoryStore(malformed.path, user_id=user_id).read_all,
+        ),
+        FailureCase(
+            "append after a malformed line",
+            "RemoteMemoryStore(malformed_path).append(...)",
+            "line 3",
+            "Damage in the middle fails closed for writers too: the store will not "
+            "append after a committed line it cannot read. `python -m memorylib repair` "
+            "moves the line to the quarantine file; a person decides what it was.",
+            append(RemoteMemoryStore(malformed.path, user_id=user_id), "conversation-008"),
+        ),
+        FailureCase(
+            "torn last line",
+            "RemoteMemoryStore(torn_path).read_all()",
+            "line 8",
+            "Not an error: a warning. A crash mid-write left half a record with no "
+            "newline, and a record commits at its newline, so this one never did: the "
+            "writer never returned, nobody was told it was saved. Readers skip it and "
+            "say so (UncommittedWriteWarning), and a crash cannot take the store down.",
+            lambda: _count(RemoteMemoryStore(torn.path, user_id=user_id).read_all()),
+        ),
+        FailureCase(
+            "append after a torn line",
+            "RemoteMemoryStore(torn_path).append(...)",
+            "quarantine",
+            "Not an error either: the next writer, under the lock, moves the torn bytes "
+            "to the quarantine file (offset, length, sha256 and the bytes), cuts them "
+            "off, then appends. Recovery is automatic, and nothing is glued onto the "
+            "half line or lost.",
+            _on_a_copy(torn.path, user_id, "conversation-008"),
+        ),
+        FailureCase(
+            "no match",
+            'recall("kubernetes helm chart")',
+            "empty_reason",
+            "Not a failure: an explained empty result. The renderer returns '' so no "
+            "empty wrapper costs prompt budget.",
+            lambda: _no_match_summary(engine, as_of),
+        ),
+    )
 
 
 def failure_frame(cases: Iterable[FailureCase]) -> pd.DataFrame:
@@ -449,14 +506,17 @@ def read_only_frame(
     calls = 0
     for round_ in range(repeats):
         for i, text in enumerate(queries):
-            attempt(lambda t=text, q=f"q-07-ro-{round_}-{i}": engine.recall(t, query_id=q,
-                                                                            as_of=as_of))
+            attempt(
+                lambda t=text, q=f"q-07-ro-{round_}-{i}": engine.recall(t, query_id=q, as_of=as_of)
+            )
             calls += 1
     after = file_fingerprint(store.path)
     return pd.DataFrame(
-        [{"moment": "before", "recall calls": 0, **before},
-         {"moment": "after", "recall calls": calls, **after}]
-    )  # fmt: skip
+        [
+            {"moment": "before", "recall calls": 0, **before},
+            {"moment": "after", "recall calls": calls, **after},
+        ]
+    )
 
 
 # -- the race: unlocked replay and the real thing -----------------------------------------------
@@ -512,10 +572,13 @@ def race_frame(report: RaceReport) -> pd.DataFrame:
 # -- fsck and repair ------------------------------------------------------------------------------
 
 _EXIT_MEANING = {
-    "fsck": {0: "healthy (an uncommitted tail is not damage)", 1: "damage found",
-             2: "could not check"},
+    "fsck": {
+        0: "healthy (an uncommitted tail is not damage)",
+        1: "damage found",
+        2: "could not check",
+    },
     "repair": {0: "healthy afterwards", 1: "still damaged", 2: "refused, nothing changed"},
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -684,9 +747,10 @@ def check_error_predictions(answer: object) -> CheckResult:
     wrong label; not answered while the placeholder ``...`` (or a ``...`` value) is there.
     """
     given = expect_labels(
-        answer, EXERCISE_CALLS,
+        answer,
+        EXERCISE_CALLS,
         "a dict from 'A'..'F' to an error class (or its name) or None",
-    )  # fmt: skip
+    )
     truth = exercise_truth()
     mistakes = grade_labels(truth, given, _HINTS, same=_same_error, shown=_shown)
     if mistakes is not None:

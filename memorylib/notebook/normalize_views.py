@@ -222,9 +222,11 @@ def term_count_chart(frame: pd.DataFrame) -> Figure:
 def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> CheckResult:
     """Grade a predicted term tuple for ``text``: right, wrong with a hint, or not answered."""
     given = expect_sequence(
-        answer, "a tuple (or list) of str, one per term", item=str,
+        answer,
+        "a tuple (or list) of str, one per term",
+        item=str,
         item_message="Every term must be a str.",
-    )  # fmt: skip
+    )
     expected = extract_terms(normalize_text(text))
     if given == expected:
         return right(f"Right: {expected} (NFKC, casefold, words + Chinese bigrams, sorted).")

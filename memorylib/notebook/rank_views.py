@@ -222,8 +222,18 @@ def monthly_steps(start: str, end: str) -> tuple[str, ...]:
     return tuple(steps)
 
 
-_COLUMNS = ["step", "label", "rank", "memory_id", "captured_at", "age_days", "matched",
-            "lexical_coverage", "recency", "total"]
+_COLUMNS = [
+    "step",
+    "label",
+    "rank",
+    "memory_id",
+    "captured_at",
+    "age_days",
+    "matched",
+    "lexical_coverage",
+    "recency",
+    "total",
+]
 
 
 def _steps(trajectory: pd.DataFrame) -> tuple[list[Any], list[str]]:
@@ -281,12 +291,12 @@ def rank_trajectory_frame(
     for step in as_ofs:
         moment = parse_timestamp(step, "as_of")
         present = [
-            r for r in records
-            if not replay or parse_timestamp(r.stored_at, "stored_at") <= moment
+            r for r in records if not replay or parse_timestamp(r.stored_at, "stored_at") <= moment
         ]
         stepped = replace(query, issued_at=format_timestamp(moment))
-        ranked = rank_all(stepped, build_recall_candidates(stepped, present), as_of=moment,
-                          policy=policy)
+        ranked = rank_all(
+            stepped, build_recall_candidates(stepped, present), as_of=moment, policy=policy
+        )
         rows += _trajectory_rows(step, step[:10], ranked, moment)
     return _trajectory(rows, [(step, step[:10]) for step in as_ofs])
 
@@ -367,16 +377,28 @@ def bump_chart(
     grey_labelled = False
     for memory_id in [m for m in shown if m not in focus] + focus:  # focus drawn on top
         rows = trajectory[trajectory["memory_id"] == memory_id]
-        ranks = {position[s]: min(int(r), out_row) for s, r in zip(rows["step"], rows["rank"],
-                                                                      strict=True)}
+        ranks = {
+            position[s]: min(int(r), out_row)
+            for s, r in zip(rows["step"], rows["rank"], strict=True)
+        }
         kept = _kept_points(ranks, top)
         if memory_id in focus:
             index = focus.index(memory_id)
-            style = {"color": cmap(index % 10), "linewidth": 2.2, "markersize": 6, "zorder": 3,
-                     "label": f"{index + 1} · {memory_id}"}
+            style = {
+                "color": cmap(index % 10),
+                "linewidth": 2.2,
+                "markersize": 6,
+                "zorder": 3,
+                "label": f"{index + 1} · {memory_id}",
+            }
         else:
-            style = {"color": "#c7c7c7", "linewidth": 1.2, "markersize": 4, "zorder": 2,
-                     "label": "_" if grey_labelled else "other records"}
+            style = {
+                "color": "#c7c7c7",
+                "linewidth": 1.2,
+                "markersize": 4,
+                "zorder": 2,
+                "label": "_" if grey_labelled else "other records",
+            }
             grey_labelled = True
         runs: list[list[int]] = []
         for x in kept:
@@ -385,16 +407,21 @@ def bump_chart(
             else:
                 runs.append([x])
         for number, run in enumerate(runs):
-            ax.plot(run, [ranks[x] for x in run], "-o",
-                    **(style if number == 0 else {**style, "label": "_"}))
+            ax.plot(
+                run,
+                [ranks[x] for x in run],
+                "-o",
+                **(style if number == 0 else {**style, "label": "_"}),
+            )
     if highlight is not None and highlight in position:
         x = position[highlight]
         ax.axvspan(x - 0.4, x + 0.4, color="#fff2b2", zorder=0)
     ax.set_yticks(range(1, out_row + 1), [str(r) for r in range(1, top + 1)] + ["out"])
     ax.set_ylim(out_row + 0.5, 0.5)
     rotate = len(steps) > 6
-    ax.set_xticks(range(len(steps)), labels, rotation=45 if rotate else 0,
-                  ha="right" if rotate else "center")
+    ax.set_xticks(
+        range(len(steps)), labels, rotation=45 if rotate else 0, ha="right" if rotate else "center"
+    )
     ax.set_xlim(-0.5, len(steps) - 0.5)
     ax.set_ylabel("rank")
     ax.set_xlabel(xlabel)
@@ -402,9 +429,16 @@ def bump_chart(
         ax.set_title(title, fontsize=10)
     handles, names = ax.get_legend_handles_labels()
     order = sorted(range(len(names)), key=lambda i: (names[i] == "other records", names[i]))
-    ax.legend([handles[i] for i in order], [names[i] for i in order], fontsize=8,
-              frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
-              title=f"top {top} at {labels[position[focus_step]]}", title_fontsize=8)
+    ax.legend(
+        [handles[i] for i in order],
+        [names[i] for i in order],
+        fontsize=8,
+        frameon=False,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        title=f"top {top} at {labels[position[focus_step]]}",
+        title_fontsize=8,
+    )
     ax.grid(axis="y", color="#eeeeee")
     fig.tight_layout()
     return fig
@@ -415,8 +449,16 @@ def rank_view(
 ) -> tuple[pd.DataFrame, Figure]:
     """(hits at ``step``, bump chart with ``step`` highlighted): the as_of widget's model."""
     at = trajectory[(trajectory["step"] == step) & (trajectory["rank"] <= top)]
-    columns = ["rank", "memory_id", "captured_at", "age_days", "matched", "lexical_coverage",
-               "recency", "total"]
+    columns = [
+        "rank",
+        "memory_id",
+        "captured_at",
+        "age_days",
+        "matched",
+        "lexical_coverage",
+        "recency",
+        "total",
+    ]
     frame = at[columns].reset_index(drop=True)
     return frame, bump_chart(trajectory, top=top, highlight=step, title=title)
 
@@ -472,8 +514,9 @@ def in_memory_records(
                 kind=MemoryKind.CONVERSATION,
                 content=text,
                 summary=text,
-                source=MemorySource(f"transcript-{memory_id}", "conversation_transcript",
-                                    memory_id, stamp),
+                source=MemorySource(
+                    f"transcript-{memory_id}", "conversation_transcript", memory_id, stamp
+                ),
                 stored_at=stamp,
             )
         )
@@ -535,9 +578,11 @@ def exercise_order() -> tuple[str, ...]:
 def check_order_answer(answer: object, expected: Sequence[str] | None = None) -> CheckResult:
     """Self-check for the ranking exercise: right, wrong with a hint, or not answered yet."""
     given = expect_sequence(
-        answer, "a list of memory_ids", item=object,
+        answer,
+        "a list of memory_ids",
+        item=object,
         item_message="Every element must be a memory_id.",
-    )  # fmt: skip
+    )
     correct = tuple(expected) if expected is not None else exercise_order()
     if given == correct:
         order = " > ".join(correct)
@@ -546,13 +591,17 @@ def check_order_answer(answer: object, expected: Sequence[str] | None = None) ->
         return wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
     query, records = exercise_candidates()
     if given == naive_order(query, records, as_of=EXERCISE_AS_OF):
-        return wrong("That is sorted(..., key=total): tied rows kept the storage order. "
-                     "Break ties with captured_at DESC, then memory_id ASC.")
+        return wrong(
+            "That is sorted(..., key=total): tied rows kept the storage order. "
+            "Break ties with captured_at DESC, then memory_id ASC."
+        )
     hints = []
     if given[0] != correct[0]:
         hints.append("the first place goes to the highest total")
     tied = [m for m in correct if m in ("note-a", "note-b", "note-c")]
     if [m for m in given if m in tied] != tied:
-        hints.append("among the three equal totals, the later captured_at comes first and an "
-                     "exact tie falls to the smaller memory_id")
+        hints.append(
+            "among the three equal totals, the later captured_at comes first and an "
+            "exact tie falls to the smaller memory_id"
+        )
     return wrong("Not quite: " + ("; ".join(hints) or "compare total first, then each key") + ".")

@@ -275,8 +275,13 @@ def capture_lag_chart(
     for record, x, y in zip(records, captured, lags, strict=True):
         if record.memory_id in wanted:
             ax.annotate(
-                record.memory_id, (x, y), xytext=(4, 4), textcoords="offset points",
-                fontsize=7, color="#444444", rotation=30,
+                record.memory_id,
+                (x, y),
+                xytext=(4, 4),
+                textcoords="offset points",
+                fontsize=7,
+                color="#444444",
+                rotation=30,
             )
     locator = mdates.AutoDateLocator(maxticks=8)
     ax.xaxis.set_major_locator(locator)
@@ -306,16 +311,26 @@ def stored_vs_recalled_frame(record: StoredMemory, hit: RecallHit) -> pd.DataFra
         ("identity", f"memory_id={record.memory_id}", f"memory_id={hit.memory_id}"),
         ("owner", f"user_scope={record.user_scope}", f"scope.user_scope={hit.scope.user_scope}"),
         ("kind", f"kind={record.kind.value}", f"scope.memory_kind={hit.scope.memory_kind.value}"),
-        ("source", f"source.source_id={record.source.source_id}",
-         f"provenance.source_id={hit.provenance.source_id}"),
-        ("happened", f"source.captured_at={record.source.captured_at}",
-         f"provenance.captured_at={hit.provenance.captured_at}"),
+        (
+            "source",
+            f"source.source_id={record.source.source_id}",
+            f"provenance.source_id={hit.provenance.source_id}",
+        ),
+        (
+            "happened",
+            f"source.captured_at={record.source.captured_at}",
+            f"provenance.captured_at={hit.provenance.captured_at}",
+        ),
         ("stored", f"stored_at={record.stored_at}", "—"),
         ("text", f"summary={record.summary} (+ content)", f"snippet={hit.snippet}"),
         ("which query", "—", f"query_id={hit.query_id}"),
         ("rank", "—", f"rank={hit.rank}"),
-        ("why", "—", f"total={b.total} (lexical {b.lexical_contribution} "
-                     f"+ recency {b.recency_contribution})"),
+        (
+            "why",
+            "—",
+            f"total={b.total} (lexical {b.lexical_contribution} "
+            f"+ recency {b.recency_contribution})",
+        ),
         ("lifetime", "forever (append-only)", "this one query"),
     ]
     return pd.DataFrame(rows, columns=["aspect", "StoredMemory", "RecallHit"])
@@ -335,8 +350,13 @@ def two_paths_diagram() -> Figure:
     def box(x: float, y: float, w: float, h: float, text: str, colour: str) -> None:
         ax.add_patch(
             FancyBboxPatch(
-                (x, y), w, h, boxstyle="round,pad=0.6", facecolor=colour,
-                edgecolor=grey, linewidth=1,
+                (x, y),
+                w,
+                h,
+                boxstyle="round,pad=0.6",
+                facecolor=colour,
+                edgecolor=grey,
+                linewidth=1,
             )
         )
         if text:
@@ -344,7 +364,9 @@ def two_paths_diagram() -> Figure:
 
     def arrow(x0: float, y0: float, x1: float, y1: float, colour: str = grey) -> None:
         ax.annotate(
-            "", xy=(x1, y1), xytext=(x0, y0),
+            "",
+            xy=(x1, y1),
+            xytext=(x0, y0),
             arrowprops={"arrowstyle": "-|>", "color": colour, "linewidth": 1.2},
         )
 
@@ -371,8 +393,14 @@ def two_paths_diagram() -> Figure:
     note(20.5, 12.5, "CONVERSATION\nrecords", green, ha="right", va="top")
     arrow(93, 15.4, 93, 36.6, green)
     note(92, 26, "<recalled_context>", green, ha="right", va="center")
-    note(58.5, 18.5, "only when the model calls recall_history(query)", green,
-         ha="center", style="italic")
+    note(
+        58.5,
+        18.5,
+        "only when the model calls recall_history(query)",
+        green,
+        ha="center",
+        style="italic",
+    )
     ax.set_title("Two paths out of one store", loc="left")
     fig.tight_layout()
     return fig
@@ -400,7 +428,6 @@ def scope_widget(initial: str = "alice") -> Any:
     box.observe(update, names="value")
     shown.value = render(initial)
     return widgets.VBox([box, shown])
-
 
 
 # -- the exercise: predict what five appends do -------------------------------------------------
@@ -458,10 +485,14 @@ def exercise_truth() -> dict[str, str | int | None]:
         for label, (user_id, memory_id) in EXERCISE_APPENDS.items():
             error, _ = typed_attempt(
                 lambda user_id=user_id, memory_id=memory_id: user_store(tmp, user_id).append(
-                    kind=MemoryKind.CONVERSATION, memory_id=memory_id, content="a note",
-                    summary="a note", source=_EXERCISE_SOURCE, stored_at="2026-08-01T08:00:00Z",
+                    kind=MemoryKind.CONVERSATION,
+                    memory_id=memory_id,
+                    content="a note",
+                    summary="a note",
+                    source=_EXERCISE_SOURCE,
+                    stored_at="2026-08-01T08:00:00Z",
                 )
-            )  # fmt: skip
+            )
             truth[label] = None if error == NO_ERROR else error
         files = [p for p in (Path(tmp) / "users").glob("memories-*.jsonl") if p.stat().st_size]
         truth["files"] = len(files)
@@ -488,9 +519,10 @@ def check_append_predictions(answer: object) -> CheckResult:
     number of store files holding records. Right when all six are right; wrong with one
     hint per wrong key; not answered while the placeholder ``...`` is there."""
     given = expect_labels(
-        answer, _EXERCISE_LABELS,
+        answer,
+        _EXERCISE_LABELS,
         "a dict from 'A'..'E' (an error class, its name, or None) and 'files' (an int)",
-    )  # fmt: skip
+    )
     truth = exercise_truth()
     mistakes = grade_labels(truth, given, _HINTS, same=_same, shown=_shown)
     if mistakes is not None:
@@ -503,9 +535,14 @@ def check_append_predictions(answer: object) -> CheckResult:
 
 # Named first (the cases a careless version gets wrong), then generated ones.
 SCOPE_EXAMPLES = (
-    "alice", "  Alice ", "ALICE\t", "Dana.Okafor@Northwind.example", "Straße", "ΣΊΣΥΦΟΣ",
+    "alice",
+    "  Alice ",
+    "ALICE\t",
+    "Dana.Okafor@Northwind.example",
+    "Straße",
+    "ΣΊΣΥΦΟΣ",
     "会话-用户",
-)  # fmt: skip
+)
 _ALPHABET = "abcdeXYZ.@-_ßΣσς会话İ "
 
 

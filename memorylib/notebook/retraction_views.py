@@ -61,9 +61,11 @@ REVIEW_SOURCE = MemorySource(
     "review-2026-08-02", "design_review", "memory design review", "2026-08-02T09:00:00Z"
 )
 ACCOUNT_SOURCE = MemorySource(
-    "ticket-4711", "support_ticket", "profile imported from the wrong account",
+    "ticket-4711",
+    "support_ticket",
+    "profile imported from the wrong account",
     "2026-08-02T09:30:00Z",
-)  # fmt: skip
+)
 
 
 def add_newer_profile(store: RemoteMemoryStore) -> StoredMemory:
@@ -74,7 +76,9 @@ def add_newer_profile(store: RemoteMemoryStore) -> StoredMemory:
         content="Frontend engineer; prefers long answers with diagrams.",
         summary="Frontend engineer; prefers long answers.",
         source=MemorySource(
-            "profile-snapshot-002", "profile_snapshot", "remote profile snapshot",
+            "profile-snapshot-002",
+            "profile_snapshot",
+            "remote profile snapshot",
             "2026-08-01T08:00:00Z",
         ),
         stored_at="2026-08-01T08:00:00Z",
@@ -102,14 +106,19 @@ def retraction_errors_frame(store: RemoteMemoryStore) -> pd.DataFrame:
     """The three retractions the store refuses, run against ``store`` (which must hold
     ``retraction-001``); none of them writes a line."""
     calls: list[tuple[str, Callable[[], object]]] = [
-        ('retract("conversation-999")  # not in the store',
-         lambda: store.retract("conversation-999", reason="typo", source=REVIEW_SOURCE)),
-        ('retract("retraction-001")  # a retraction',
-         lambda: store.retract("retraction-001", reason="undo", source=REVIEW_SOURCE)),
-        ('append(kind="retraction", ...)',
-         lambda: store.append(kind="retraction", content="x", summary="x",
-                              source=REVIEW_SOURCE)),
-    ]  # fmt: skip
+        (
+            'retract("conversation-999")  # not in the store',
+            lambda: store.retract("conversation-999", reason="typo", source=REVIEW_SOURCE),
+        ),
+        (
+            'retract("retraction-001")  # a retraction',
+            lambda: store.retract("retraction-001", reason="undo", source=REVIEW_SOURCE),
+        ),
+        (
+            'append(kind="retraction", ...)',
+            lambda: store.append(kind="retraction", content="x", summary="x", source=REVIEW_SOURCE),
+        ),
+    ]
     rows = [(call, *attempt(action)) for call, action in calls]
     return pd.DataFrame(rows, columns=["call", "error", "message"])
 
@@ -151,27 +160,57 @@ def retraction_timeline(store: RemoteMemoryStore, *, title: str = "") -> Figure:
     line_of = {r.memory_id: line for line, r in enumerate(records, start=1)}
     with plt.rc_context({"font.family": ["DejaVu Sans"]}):
         fig, ax = plt.subplots(figsize=(7.6, 3.3))
-        ax.plot([0.6, len(records) + 0.4], [0, 0], color="#d9d9d9", linewidth=8,
-                solid_capstyle="round", zorder=1)
+        ax.plot(
+            [0.6, len(records) + 0.4],
+            [0, 0],
+            color="#d9d9d9",
+            linewidth=8,
+            solid_capstyle="round",
+            zorder=1,
+        )
         for line, r in enumerate(records, start=1):
             color, marker = _KIND_STYLE[r.kind.value]
             face = "white" if r.memory_id in hidden else color
-            ax.scatter([line], [0], marker=marker, s=110, facecolors=face, edgecolors=color,
-                       linewidths=1.8, zorder=3)
+            ax.scatter(
+                [line],
+                [0],
+                marker=marker,
+                s=110,
+                facecolors=face,
+                edgecolors=color,
+                linewidths=1.8,
+                zorder=3,
+            )
             if r.kind is MemoryKind.RETRACTION and r.retracts in line_of:
-                ax.add_patch(FancyArrowPatch(
-                    (line, 0.08), (line_of[r.retracts], 0.08),
-                    connectionstyle="arc3,rad=0.45", arrowstyle="-|>", mutation_scale=12,
-                    color=color, linewidth=1.3, zorder=2,
-                ))  # fmt: skip
-        ax.set_xticks(range(1, len(records) + 1),
-                      [f"{line}  {r.memory_id}" for line, r in enumerate(records, start=1)],
-                      rotation=35, ha="right", fontsize=8.5)
+                ax.add_patch(
+                    FancyArrowPatch(
+                        (line, 0.08),
+                        (line_of[r.retracts], 0.08),
+                        connectionstyle="arc3,rad=0.45",
+                        arrowstyle="-|>",
+                        mutation_scale=12,
+                        color=color,
+                        linewidth=1.3,
+                        zorder=2,
+                    )
+                )
+        ax.set_xticks(
+            range(1, len(records) + 1),
+            [f"{line}  {r.memory_id}" for line, r in enumerate(records, start=1)],
+            rotation=35,
+            ha="right",
+            fontsize=8.5,
+        )
         ax.set_yticks([])
         ax.spines[["left", "top", "right"]].set_visible(False)
-        span = max((abs(line_of[r.memory_id] - line_of[r.retracts])
-                    for r in records if r.kind is MemoryKind.RETRACTION and r.retracts in line_of),
-                   default=1)  # fmt: skip
+        span = max(
+            (
+                abs(line_of[r.memory_id] - line_of[r.retracts])
+                for r in records
+                if r.kind is MemoryKind.RETRACTION and r.retracts in line_of
+            ),
+            default=1,
+        )
         ax.set_ylim(-0.3, 0.3 + 0.25 * span)
         ax.set_xlim(0.4, len(records) + 0.6)
         ax.set_xlabel("file line (append order): the audit trail")
@@ -179,8 +218,17 @@ def retraction_timeline(store: RemoteMemoryStore, *, title: str = "") -> Figure:
             plt.Line2D([], [], color=c, marker=m, linestyle="", label=k)
             for k, (c, m) in _KIND_STYLE.items()
         ]
-        handles.append(plt.Line2D([], [], color="#555555", marker="o", markerfacecolor="white",
-                                  linestyle="", label="hidden by a retraction"))
+        handles.append(
+            plt.Line2D(
+                [],
+                [],
+                color="#555555",
+                marker="o",
+                markerfacecolor="white",
+                linestyle="",
+                label="hidden by a retraction",
+            )
+        )
         ax.legend(handles=handles, loc="upper left", fontsize=8, frameon=False, ncol=2)
         n_hidden = sum(1 for r in records if r.memory_id in hidden)
         ax.set_title(title or f"{len(records)} lines, {n_hidden} hidden, 0 deleted")
@@ -243,9 +291,11 @@ def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, int | str | None]
         returned: dict[str, str] = {}
         for step, (target, rid) in enumerate(_STEPS, start=1):
             error, message = attempt(
-                lambda target=target, rid=rid: store.retract(
-                    target, reason="exercise", source=REVIEW_SOURCE, retraction_id=rid
-                ).memory_id
+                lambda target=target, rid=rid: (
+                    store.retract(
+                        target, reason="exercise", source=REVIEW_SOURCE, retraction_id=rid
+                    ).memory_id
+                )
             )
             returned[str(step)] = message if error == NO_ERROR else error
         result = RecallEngine(store).recall("memory", query_id="q-07b-exercise", as_of=as_of)

@@ -115,7 +115,12 @@ def score_frame(
             }
         )
     columns = [
-        "memory_id", "captured_at", "age_days", "matched", "matched_terms", *BREAKDOWN_FIELDS,
+        "memory_id",
+        "captured_at",
+        "age_days",
+        "matched",
+        "matched_terms",
+        *BREAKDOWN_FIELDS,
     ]
     frame = pd.DataFrame(rows, columns=columns)
     if sort_by_total:
@@ -143,8 +148,16 @@ def hits_frame(hits: Iterable[RecallHit]) -> pd.DataFrame:
         for hit in hits
         for b in (hit.score_breakdown,)
     ]
-    columns = ["rank", "memory_id", "captured_at", "matched", "matched_terms",
-               "lexical_coverage", "recency", "total"]  # fmt: skip
+    columns = [
+        "rank",
+        "memory_id",
+        "captured_at",
+        "matched",
+        "matched_terms",
+        "lexical_coverage",
+        "recency",
+        "total",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -242,9 +255,7 @@ def policy_comparison_frame(
     return base.sort_values(first).reset_index(drop=True)
 
 
-def contribution_figure(
-    frame: pd.DataFrame, *, title: str = "", top: int | None = None
-) -> Figure:
+def contribution_figure(frame: pd.DataFrame, *, title: str = "", top: int | None = None) -> Figure:
     """Stacked horizontal bars: lexical + recency contribution per candidate (from score_frame).
 
     Highest total at the top (only the ``top`` highest when given); each bar is labelled
@@ -292,10 +303,7 @@ def recency_table(
 ) -> pd.DataFrame:
     """``recency_score(age, window)`` for each age (rows) and window (columns), 6 places."""
     return pd.DataFrame(
-        {
-            f"window {w:g} d": [round(recency_score(a, w), 6) for a in ages]
-            for w in windows
-        },
+        {f"window {w:g} d": [round(recency_score(a, w), 6) for a in ages] for w in windows},
         index=pd.Index([float(a) for a in ages], name="age_days"),
     )
 
@@ -339,8 +347,15 @@ def recency_decay_figure(
                 color=color,
             )
     ax.axhline(0.5, color="grey", linewidth=0.6, linestyle=":")
-    ax.text(max_age_days, 0.51, "half-life: recency 0.5 at age = window", ha="right",
-            va="bottom", fontsize=8, color="grey")
+    ax.text(
+        max_age_days,
+        0.51,
+        "half-life: recency 0.5 at age = window",
+        ha="right",
+        va="bottom",
+        fontsize=8,
+        color="grey",
+    )
     if mark_age is not None and highlight_window is not None:
         value = recency_score(mark_age, highlight_window)
         ax.plot([mark_age], [value], "s", color="black", markersize=6, zorder=5)
@@ -364,9 +379,7 @@ def recency_decay_figure(
 # -- when a fresh partial match overtakes a stale full match ------------------------------
 
 
-def overtake_frame(
-    max_terms: int = 10, policy: ScoringPolicy = DEFAULT_POLICY
-) -> pd.DataFrame:
+def overtake_frame(max_terms: int = 10, policy: ScoringPolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """Per query length n: the lexical gap of one missing term against the recency weight.
 
     A fresh record (age 0) matching n-1 of n terms beats a stale one matching all n
@@ -497,20 +510,40 @@ def scoring_explorer(state: ScoringState = ScoringState()) -> Any:
     layout = widgets.Layout(width="480px")
     sliders = {
         "lexical_weight": widgets.FloatSlider(
-            value=state.lexical_weight, min=0, max=1, step=0.05,
-            description="lexical weight", style=style, layout=layout,
+            value=state.lexical_weight,
+            min=0,
+            max=1,
+            step=0.05,
+            description="lexical weight",
+            style=style,
+            layout=layout,
         ),
         "recency_weight": widgets.FloatSlider(
-            value=state.recency_weight, min=0, max=1, step=0.05,
-            description="recency weight", style=style, layout=layout,
+            value=state.recency_weight,
+            min=0,
+            max=1,
+            step=0.05,
+            description="recency weight",
+            style=style,
+            layout=layout,
         ),
         "window_days": widgets.FloatSlider(
-            value=state.window_days, min=1, max=180, step=1,
-            description="recency window (d)", style=style, layout=layout,
+            value=state.window_days,
+            min=1,
+            max=180,
+            step=1,
+            description="recency window (d)",
+            style=style,
+            layout=layout,
         ),
         "age_days": widgets.FloatSlider(
-            value=state.age_days, min=0, max=365, step=1,
-            description="record age (d)", style=style, layout=layout,
+            value=state.age_days,
+            min=0,
+            max=365,
+            step=1,
+            description="record age (d)",
+            style=style,
+            layout=layout,
         ),
     }
     table = widgets.HTML()

@@ -152,8 +152,9 @@ def open_backends(root: Path, service: Service, user_id: str = "local-user") -> 
     return {"stores": stores, "urls": urls}
 
 
-def recall_frame(stores: Mapping[str, MemoryStore], text: str, *, as_of: str, query_id: str
-                 ) -> tuple[pd.DataFrame, dict[str, RecallResult]]:  # fmt: skip
+def recall_frame(
+    stores: Mapping[str, MemoryStore], text: str, *, as_of: str, query_id: str
+) -> tuple[pd.DataFrame, dict[str, RecallResult]]:
     """One row per (backend, hit) of ``text``, and the results themselves."""
     results = {
         name: RecallEngine(store).recall(text, limit=5, as_of=as_of, query_id=query_id)
@@ -162,11 +163,17 @@ def recall_frame(stores: Mapping[str, MemoryStore], text: str, *, as_of: str, qu
     rows = []
     for name, result in results.items():
         for hit in result.hits:
-            rows.append({
-                "backend": BACKEND_LABELS[name], "rank": hit.rank, "memory_id": hit.memory_id,
-                "total": hit.score_breakdown.total, "searched": result.searched_records,
-                "candidates": result.candidate_records, "snippet": hit.snippet,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "backend": BACKEND_LABELS[name],
+                    "rank": hit.rank,
+                    "memory_id": hit.memory_id,
+                    "total": hit.score_breakdown.total,
+                    "searched": result.searched_records,
+                    "candidates": result.candidate_records,
+                    "snippet": hit.snippet,
+                }
+            )
     return pd.DataFrame(rows), results
 
 
@@ -213,8 +220,13 @@ def check_then_insert_replay(root: Path) -> pd.DataFrame:
     writer_b = SQLiteMemoryStore(root / "store.db", user_id="local-user")
     for label, store in (("A", writer_a), ("B", writer_b)):
         try:
-            store.append(kind="conversation", memory_id="m-race", content=f"from {label}",
-                         summary=f"from {label}", source=_source(label))  # fmt: skip
+            store.append(
+                kind="conversation",
+                memory_id="m-race",
+                content=f"from {label}",
+                summary=f"from {label}",
+                source=_source(label),
+            )
             outcome = "stored (a row came back)"
         except RemoteMemoryError as exc:
             outcome = f"{type(exc).__name__} (no row came back)"
@@ -238,9 +250,14 @@ def _contender(url: str, user_id: str, index: int, barrier: Any, results: Any) -
         results.put("barrier broken")
         return
     try:
-        store.append(kind=MemoryKind.CONVERSATION, memory_id="conversation-race",
-                     content=f"Contender {index} wrote this.", summary=f"Contender {index}.",
-                     source=_source(str(index)), stored_at=_CAPTURED)  # fmt: skip
+        store.append(
+            kind=MemoryKind.CONVERSATION,
+            memory_id="conversation-race",
+            content=f"Contender {index} wrote this.",
+            summary=f"Contender {index}.",
+            source=_source(str(index)),
+            stored_at=_CAPTURED,
+        )
         results.put("stored (won)")
     except RemoteMemoryError as exc:
         results.put(type(exc).__name__)
@@ -252,8 +269,10 @@ def race_on_store(url: str, *, contenders: int = 5, user_id: str = "local-user")
     """``contenders`` spawn processes append the same memory_id to the store at ``url``."""
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(contenders), ctx.Queue()
-    procs = [ctx.Process(target=_contender, args=(url, user_id, i, barrier, results))
-             for i in range(contenders)]  # fmt: skip
+    procs = [
+        ctx.Process(target=_contender, args=(url, user_id, i, barrier, results))
+        for i in range(contenders)
+    ]
     for proc in procs:
         proc.start()
     try:
@@ -268,8 +287,10 @@ def race_on_store(url: str, *, contenders: int = 5, user_id: str = "local-user")
     getattr(store, "close", lambda: None)()
     rows = [("contenders", contenders)]
     rows += [(f"outcome: {name}", count) for name, count in sorted(outcomes.items())]
-    rows += [("records with the raced memory_id", held),
-             ("processes that exited cleanly", sum(p.exitcode == 0 for p in procs))]  # fmt: skip
+    rows += [
+        ("records with the raced memory_id", held),
+        ("processes that exited cleanly", sum(p.exitcode == 0 for p in procs)),
+    ]
     return pd.DataFrame(rows, columns=["measure", "value"]).astype({"value": "object"})
 
 
@@ -394,12 +415,22 @@ def benchmark_chart(frame: pd.DataFrame) -> Figure:
     for backend, part in frame.groupby("backend", sort=False):
         line = left.plot(part["records"], part["recall p50 ms"], marker="o", label=backend)
         if part["first recall, new process s"].notna().any():
-            right.plot(part["records"], part["first recall, new process s"], marker="o",
-                       color=line[0].get_color(), label=backend)  # fmt: skip
+            right.plot(
+                part["records"],
+                part["first recall, new process s"],
+                marker="o",
+                color=line[0].get_color(),
+                label=backend,
+            )
         if part["first recall, index built s"].notna().any():
-            right.plot(part["records"], part["first recall, index built s"], marker="o",
-                       linestyle="--", color=line[0].get_color(),
-                       label=f"{backend}, no snapshot")  # fmt: skip
+            right.plot(
+                part["records"],
+                part["first recall, index built s"],
+                marker="o",
+                linestyle="--",
+                color=line[0].get_color(),
+                label=f"{backend}, no snapshot",
+            )
     for axis, title in ((left, "recall p50 (ms)"), (right, "first recall in a new process (s)")):
         axis.set_xscale("log")
         axis.set_yscale("log")
@@ -433,8 +464,14 @@ def service_exercise_truth() -> dict[str, object]:
         reference = RemoteMemoryStore(root / "alice.jsonl", user_id="alice")
         for store in (alice, reference):
             seed_teaching_store(store)
-            store.append(kind="conversation", memory_id="m-1", content="layered memory note",
-                         summary="note", source=_source("x"), stored_at=_CAPTURED)  # fmt: skip
+            store.append(
+                kind="conversation",
+                memory_id="m-1",
+                content="layered memory note",
+                summary="note",
+                source=_source("x"),
+                stored_at=_CAPTURED,
+            )
         alice.retract("m-1", reason="wrong", source=_source("r"), retraction_id="r-1")
 
         def outcome(call: Any) -> str | None:
@@ -444,16 +481,29 @@ def service_exercise_truth() -> dict[str, object]:
                 return type(exc).__name__
             return None
 
-        truth["A"] = outcome(lambda: alice.append(kind="conversation", memory_id="m-1",
-                                                  content="again", summary="again",
-                                                  source=_source("a")))  # fmt: skip
-        truth["B"] = outcome(lambda: bob.append(kind="conversation", memory_id="m-1",
-                                                content="bob's", summary="bob's",
-                                                source=_source("b")))  # fmt: skip
+        truth["A"] = outcome(
+            lambda: alice.append(
+                kind="conversation",
+                memory_id="m-1",
+                content="again",
+                summary="again",
+                source=_source("a"),
+            )
+        )
+        truth["B"] = outcome(
+            lambda: bob.append(
+                kind="conversation",
+                memory_id="m-1",
+                content="bob's",
+                summary="bob's",
+                source=_source("b"),
+            )
+        )
         truth["C"] = outcome(lambda: alice.retract("m-1", reason="again", source=_source("c")))
         other = SQLiteMemoryStore(root / "other.db", user_id="alice")
-        other.append(kind="conversation", memory_id="x-1", content="x", summary="x",
-                     source=_source("o"))  # fmt: skip
+        other.append(
+            kind="conversation", memory_id="x-1", content="x", summary="x", source=_source("o")
+        )
         truth["D"] = outcome(lambda: migrate(reference, other))
         args = dict(as_of="2026-08-02T12:00:00Z", query_id="q-11")
         seed = RemoteMemoryStore(root / "plain.jsonl", user_id="alice")
@@ -461,7 +511,8 @@ def service_exercise_truth() -> dict[str, object]:
         seed_teaching_store(seed)
         seed_teaching_store(plain)
         truth["E"] = RecallEngine(plain).recall("layered memory", **args) == RecallEngine(
-            seed).recall("layered memory", **args)  # fmt: skip
+            seed
+        ).recall("layered memory", **args)
         for store in (alice, bob, other, plain):
             store.close()
     return truth

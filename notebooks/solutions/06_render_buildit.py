@@ -20,8 +20,12 @@ def my_render_recall_context(result: RecallResult) -> str:
 
     query = result.query
     lines = [
-        tag("recalled_context", query_id=query.query_id,
-            normalized_query=query.normalized_text, user_scope=query.user_scope),
+        tag(
+            "recalled_context",
+            query_id=query.query_id,
+            normalized_query=query.normalized_text,
+            user_scope=query.user_scope,
+        ),
     ]
     for hit in result.hits:
         b, source = hit.score_breakdown, hit.provenance
@@ -33,11 +37,23 @@ def my_render_recall_context(result: RecallResult) -> str:
             "recency_contribution": b.recency_contribution,
         }
         lines += [
-            "  " + tag("hit", rank=hit.rank, memory_id=hit.memory_id,
-                       user_scope=hit.scope.user_scope, memory_kind=hit.scope.memory_kind.value),
+            "  "
+            + tag(
+                "hit",
+                rank=hit.rank,
+                memory_id=hit.memory_id,
+                user_scope=hit.scope.user_scope,
+                memory_kind=hit.scope.memory_kind.value,
+            ),
             "    " + tag("score", "/>", **{k: f"{v:.6f}" for k, v in numbers.items()}),
-            "    " + tag("provenance", "/>", source_id=source.source_id,
-                         source_type=source.source_type, captured_at=source.captured_at),
+            "    "
+            + tag(
+                "provenance",
+                "/>",
+                source_id=source.source_id,
+                source_type=source.source_type,
+                captured_at=source.captured_at,
+            ),
             f"    <snippet>{escape(hit.snippet)}</snippet>",
             "  </hit>",
         ]

@@ -208,8 +208,10 @@ def _differences(expected: _Found, got: _Found, case: CandidatesCase) -> list[st
     have = [c.memory_id for c in got.candidates]
     if want != have:
         if sorted(want) == sorted(have):
-            lines.append(f"the same candidates in another order: the contract keeps the "
-                         f"records' order {want}")
+            lines.append(
+                f"the same candidates in another order: the contract keeps the "
+                f"records' order {want}"
+            )
         else:
             if missing := [m for m in want if m not in have]:
                 lines.append(f"missing candidates: {', '.join(missing)}")
@@ -449,9 +451,12 @@ BUILD_RECALL_CANDIDATES = Exercise(
     differences=_differences,
     mistakes=MISTAKES,
     error_hints=(
-        ("required positional argument", "RecallCandidate(query_id, record, searchable_terms, "
-         "matched_terms, captured_at); CandidateSet(query_id, candidates, searched_records, "
-         "retracted_records)."),
+        (
+            "required positional argument",
+            "RecallCandidate(query_id, record, searchable_terms, "
+            "matched_terms, captured_at); CandidateSet(query_id, candidates, searched_records, "
+            "retracted_records).",
+        ),
     ),
     generated=150,
 )

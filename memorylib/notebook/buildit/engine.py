@@ -162,13 +162,13 @@ def shown(text: str) -> str:
 
 
 def call_line(exc: BaseException, function: Callable[..., Any]) -> str | None:
-    """"line N, in f: <code>" for the deepest frame of the student's own code, if any."""
+    """ "line N, in f: <code>" for the deepest frame of the student's own code, if any."""
     code = getattr(function, "__code__", None)
     return None if code is None else line_in(exc, code.co_filename)
 
 
 def line_in(exc: BaseException, filename: str) -> str | None:
-    """"line N, in f: <code>" for the deepest frame of ``exc`` in ``filename``, if any."""
+    """ "line N, in f: <code>" for the deepest frame of ``exc`` in ``filename``, if any."""
     frames = [
         frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == filename
     ]
@@ -203,9 +203,7 @@ def _outcome(exercise: Exercise, function: Callable[..., Any], case: Any) -> Out
 
 def _agree(exercise: Exercise, expected: Outcome, got: Outcome) -> bool:
     if expected.raised or got.raised:
-        return (
-            expected.raised and got.raised and isinstance(got.error, type(expected.error))
-        )
+        return expected.raised and got.raised and isinstance(got.error, type(expected.error))
     if isinstance(got.value, Malformed):
         return False
     return bool(exercise.same(expected.value, got.value))
@@ -408,9 +406,7 @@ def _short_repr(value: Any) -> str:
 # -- the entry point --------------------------------------------------------------------------
 
 
-def run_check(
-    exercise: Exercise, student: object, *, name: str | None = None
-) -> CheckResult:
+def run_check(exercise: Exercise, student: object, *, name: str | None = None) -> CheckResult:
     """Check ``student`` against ``exercise.reference``: worked examples, then generated
     cases. Returns a ``CheckResult`` (never raises for anything the student wrote)."""
     if student is None or student is Ellipsis:
@@ -461,4 +457,3 @@ def run_check(
         f"Right: {name} agrees with the contract on the {len(exercise.examples)} worked "
         f"examples and on {len(cases)} generated inputs."
     )
-

@@ -105,9 +105,7 @@ def build_records(
     return tuple(_record(spec, scope) for spec in specs)
 
 
-def spec_shrinks(
-    spec: RecordSpec, plain: dict[str, str] | None = None
-) -> list[RecordSpec]:
+def spec_shrinks(spec: RecordSpec, plain: dict[str, str] | None = None) -> list[RecordSpec]:
     """Smaller or plainer versions of one spec: a word dropped, a word made plain
     (``plain`` maps a tricky word to its plain form), a whole-day age, no storage lag."""
     found: list[RecordSpec] = []

@@ -79,14 +79,34 @@ class Slot:
 SLOTS: tuple[Slot, ...] = (
     Slot("normalize", "normalize_text", "my_normalize_text", "02_normalize.ipynb", NORMALIZE_TEXT),
     Slot("normalize", "extract_terms", "my_extract_terms", "02_normalize.ipynb", EXTRACT_TERMS),
-    Slot("candidate", "build_recall_candidates", "my_build_recall_candidates",
-         "03_candidates.ipynb", BUILD_RECALL_CANDIDATES),
-    Slot("score", "score_recall_candidate", "my_score_recall_candidate", "04_scoring.ipynb",
-         SCORE_RECALL_CANDIDATE),
-    Slot("stable rank", "stable_rank_recall_candidates", "my_stable_rank_recall_candidates",
-         "05_stable_rank.ipynb", STABLE_RANK_RECALL_CANDIDATES),
-    Slot("render", "render_recall_context", "my_render_recall_context",
-         "06_render.ipynb", RENDER_RECALL_CONTEXT),
+    Slot(
+        "candidate",
+        "build_recall_candidates",
+        "my_build_recall_candidates",
+        "03_candidates.ipynb",
+        BUILD_RECALL_CANDIDATES,
+    ),
+    Slot(
+        "score",
+        "score_recall_candidate",
+        "my_score_recall_candidate",
+        "04_scoring.ipynb",
+        SCORE_RECALL_CANDIDATE,
+    ),
+    Slot(
+        "stable rank",
+        "stable_rank_recall_candidates",
+        "my_stable_rank_recall_candidates",
+        "05_stable_rank.ipynb",
+        STABLE_RANK_RECALL_CANDIDATES,
+    ),
+    Slot(
+        "render",
+        "render_recall_context",
+        "my_render_recall_context",
+        "06_render.ipynb",
+        RENDER_RECALL_CONTEXT,
+    ),
 )
 _BY_NAME = {slot.name: slot for slot in SLOTS}
 STAGES = ("normalize", "candidate", "score", "stable rank", "render")
@@ -113,8 +133,9 @@ def _choose(slot: Slot, function: object, missing: str) -> Choice:
     except NotImplementedError:
         return Choice(slot, slot.reference, False, "not written yet (raises NotImplementedError)")
     except Exception as exc:  # yours, and wrong: the run shows where
-        return Choice(slot, function, True, f"yours (raises {type(exc).__name__} on the "
-                                            "chapter's example)")
+        return Choice(
+            slot, function, True, f"yours (raises {type(exc).__name__} on the chapter's example)"
+        )
     return Choice(slot, function, True, "yours")
 
 
@@ -167,9 +188,8 @@ def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[s
         except Exception as exc:  # the student's cell: report it, run the reference
             line = line_in(exc, filename) or ""
             for slot in slots:
-                notes[slot.name] = (
-                    f"its cell in {notebook} raised {type(exc).__name__}: {exc}"
-                    + (f" ({line})" if line else "")
+                notes[slot.name] = f"its cell in {notebook} raised {type(exc).__name__}: {exc}" + (
+                    f" ({line})" if line else ""
                 )
             continue
         for slot in slots:
@@ -221,9 +241,7 @@ class Pipeline:
         unknown = sorted(set(functions) - set(_BY_NAME))
         if unknown:
             raise TypeError(f"unknown stage function(s): {unknown}; expected {list(_BY_NAME)}")
-        return cls(
-            {s.name: _choose(s, functions.get(s.name), "not given") for s in SLOTS}
-        )
+        return cls({s.name: _choose(s, functions.get(s.name), "not given") for s in SLOTS})
 
     @classmethod
     def from_notebooks(cls, folder: str | Path = ".", **functions: Any) -> Pipeline:
@@ -281,8 +299,9 @@ class Pipeline:
         normalized = self._call("normalize_text", checked.text)
         terms = self._call("extract_terms", normalized)
         if not isinstance(normalized, str) or not isinstance(terms, tuple | list):
-            raise _StageFailed("normalize", "normalize_text must return a str and "
-                                            "extract_terms a tuple of str")
+            raise _StageFailed(
+                "normalize", "normalize_text must return a str and extract_terms a tuple of str"
+            )
         if not terms:
             raise RemoteMemoryValidationError(
                 f"query text {checked.text[:60]!r} has no searchable term"
@@ -345,7 +364,10 @@ class Pipeline:
         stage_query = stage_candidates = result = None
         try:
             stage_query = self._query(
-                text, user_scope=user_scope, limit=limit, query_id=query_id,
+                text,
+                user_scope=user_scope,
+                limit=limit,
+                query_id=query_id,
                 issued_at=format_timestamp(moment),
             )
             stage_candidates = self._call("build_recall_candidates", stage_query, tuple(records))
@@ -369,8 +391,9 @@ class Pipeline:
             )
             context = self._call("render_recall_context", result)
         except _StageFailed as failed:
-            return PipelineRun(stage_query, stage_candidates, result, None, failed.stage,
-                               str(failed))
+            return PipelineRun(
+                stage_query, stage_candidates, result, None, failed.stage, str(failed)
+            )
         except RemoteMemoryError:
             raise
         return PipelineRun(stage_query, stage_candidates, result, context)
@@ -492,11 +515,13 @@ class Comparison:
             lines.append(f"your pipeline stopped at stage {run.failed_stage!r}: {run.error}")
         difference = self.difference
         if difference is None:
-            lines.append("the library's pipeline: the same at every stage ("
-                         + ", ".join(STAGES) + ")")
+            lines.append(
+                "the library's pipeline: the same at every stage (" + ", ".join(STAGES) + ")"
+            )
         else:
-            lines.append(f"the library's pipeline differs first at stage {difference[0]!r}: "
-                         f"{difference[1]}")
+            lines.append(
+                f"the library's pipeline differs first at stage {difference[0]!r}: {difference[1]}"
+            )
         return "\n".join(lines)
 
 

@@ -80,8 +80,12 @@ def _shrink(case: RankCase) -> Iterator[RankCase]:
         yield _case(case.terms, case.query.limit - 1, case.specs)
     if case.terms > 1:
         fewer = tuple(
-            RecordSpec(s.memory_id, summary=s.summary[: case.terms - 1], content=s.content,
-                       captured_days_before=s.captured_days_before)
+            RecordSpec(
+                s.memory_id,
+                summary=s.summary[: case.terms - 1],
+                content=s.content,
+                captured_days_before=s.captured_days_before,
+            )
             for s in case.specs
         )
         yield _case(case.terms - 1, case.query.limit, fewer)
@@ -129,8 +133,15 @@ def _differences(
     for mine, theirs in zip(expected, got, strict=False):
         if mine == theirs:
             continue
-        for field in ("rank", "memory_id", "snippet", "query_id", "scope", "provenance",
-                      "score_breakdown"):
+        for field in (
+            "rank",
+            "memory_id",
+            "snippet",
+            "query_id",
+            "scope",
+            "provenance",
+            "score_breakdown",
+        ):
             a, b = getattr(mine, field), getattr(theirs, field)
             if a != b:
                 lines.append(f"hit #{mine.rank}: {field} should be {a!r}, yours is {b!r}")
@@ -169,11 +180,15 @@ def _variant(
 ) -> Any:
     """The contract with one rule broken. ``keys`` are (key, descending) pairs applied as
     stable sorts, most significant first (default: the contract's four keys)."""
-    order = keys if keys is not None else (
-        (lambda c, b: b.total, True),
-        (lambda c, b: b.lexical_coverage, True),
-        (lambda c, b: epoch_micros(c.captured_at), True),
-        (lambda c, b: c.record.memory_id, False),
+    order = (
+        keys
+        if keys is not None
+        else (
+            (lambda c, b: b.total, True),
+            (lambda c, b: b.lexical_coverage, True),
+            (lambda c, b: epoch_micros(c.captured_at), True),
+            (lambda c, b: c.record.memory_id, False),
+        )
     )
 
     def rank(
@@ -252,8 +267,7 @@ MISTAKES = (
         "Compare captured_at as a time (candidate.captured_at, a datetime), not as its ISO "
         "text: '2026-08-01T12:00:00.500000Z' is later than '2026-08-01T12:00:00Z' but sorts "
         "before it.",
-        _variant(keys=((_total, True), (_coverage, True), (_time_text, True),
-                       (_memory_id, False))),
+        _variant(keys=((_total, True), (_coverage, True), (_time_text, True), (_memory_id, False))),
     ),
     Mistake(
         "memory_id descending",
@@ -294,8 +308,18 @@ MISTAKES = (
 def _examples() -> tuple[Example, ...]:
     layered = make_query(CHAPTER_QUERY)
     chapter = build_recall_candidates(layered, chapter_records()).candidates
-    ten = ("recall", "index", "cache", "memory", "layered", "sqlite", "wal", "jsonl", "budget",
-           "tokens")
+    ten = (
+        "recall",
+        "index",
+        "cache",
+        "memory",
+        "layered",
+        "sqlite",
+        "wal",
+        "jsonl",
+        "budget",
+        "tokens",
+    )
 
     def case(terms: Sequence[str], limit: int, *specs: RecordSpec) -> RankCase:
         query = make_query(" ".join(terms), limit=limit)
@@ -310,26 +334,43 @@ def _examples() -> tuple[Example, ...]:
         ),
         Example(
             "equal totals (captured 5 seconds apart): the newer one ranks first",
-            case(("cache",), 5, RecordSpec("a-older", summary=("cache",)),
-                 RecordSpec("b-newer", summary=("cache",),
-                            captured_days_before=1.0 - five_seconds)),
+            case(
+                ("cache",),
+                5,
+                RecordSpec("a-older", summary=("cache",)),
+                RecordSpec("b-newer", summary=("cache",), captured_days_before=1.0 - five_seconds),
+            ),
         ),
         Example(
             "a full tie is broken by memory_id, ascending, whatever the storage order",
-            case(("cache",), 5, RecordSpec("b-2", summary=("cache",)),
-                 RecordSpec("a-1", summary=("cache",))),
+            case(
+                ("cache",),
+                5,
+                RecordSpec("b-2", summary=("cache",)),
+                RecordSpec("a-1", summary=("cache",)),
+            ),
         ),
         Example(
             "equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
-            case(ten, 5, RecordSpec("x-newer", summary=tuple(ten[:5]), captured_days_before=0.0),
-                 RecordSpec("y-covers-more", summary=tuple(ten[:6]),
-                            captured_days_before=30 * 17 / 13)),
+            case(
+                ten,
+                5,
+                RecordSpec("x-newer", summary=tuple(ten[:5]), captured_days_before=0.0),
+                RecordSpec(
+                    "y-covers-more", summary=tuple(ten[:6]), captured_days_before=30 * 17 / 13
+                ),
+            ),
         ),
         Example(
             "limit 2 keeps the best two of four",
-            case(TERMS[:3], 2, RecordSpec("m1", summary=TERMS[:1]),
-                 RecordSpec("m2", summary=TERMS[:3]), RecordSpec("m3", summary=TERMS[:2]),
-                 RecordSpec("m4", summary=TERMS[:1], captured_days_before=3.0)),
+            case(
+                TERMS[:3],
+                2,
+                RecordSpec("m1", summary=TERMS[:1]),
+                RecordSpec("m2", summary=TERMS[:3]),
+                RecordSpec("m3", summary=TERMS[:2]),
+                RecordSpec("m4", summary=TERMS[:1], captured_days_before=3.0),
+            ),
         ),
         Example("no candidates give no hits", RankCase(layered, (), AS_OF)),
     )
@@ -348,14 +389,22 @@ STABLE_RANK_RECALL_CANDIDATES = Exercise(
     differences=_differences,
     mistakes=MISTAKES,
     error_hints=(
-        ("'<' not supported between instances", "Sorting tuples that hold a candidate or a "
-         "breakdown compares those objects when the numbers tie: sort with a key that returns "
-         "only numbers and strings (e.g. -total, -coverage, -captured_at.timestamp(), "
-         "memory_id)."),
-        ("bad operand type for unary -: 'str'", "A string cannot be negated: keep memory_id "
-         "as it is in the key (ascending), or sort in two stable passes."),
-        ("bad operand type for unary -: 'datetime.datetime'", "Negate a number, not a "
-         "datetime: -candidate.captured_at.timestamp()."),
+        (
+            "'<' not supported between instances",
+            "Sorting tuples that hold a candidate or a "
+            "breakdown compares those objects when the numbers tie: sort with a key that returns "
+            "only numbers and strings (e.g. -total, -coverage, -captured_at.timestamp(), "
+            "memory_id).",
+        ),
+        (
+            "bad operand type for unary -: 'str'",
+            "A string cannot be negated: keep memory_id "
+            "as it is in the key (ascending), or sort in two stable passes.",
+        ),
+        (
+            "bad operand type for unary -: 'datetime.datetime'",
+            "Negate a number, not a datetime: -candidate.captured_at.timestamp().",
+        ),
     ),
     generated=200,
 )

@@ -25,8 +25,14 @@ __all__ = ["REFERENCE_FUNCTIONS", "ReferenceSource", "reference_source"]
 REFERENCE_FUNCTIONS: dict[str, tuple[ModuleType, tuple[str, ...]]] = {
     "normalize": (
         query,
-        ("normalize_text", "is_cjk", "is_word_char", "char_class", "term_occurrences",
-         "extract_terms"),
+        (
+            "normalize_text",
+            "is_cjk",
+            "is_word_char",
+            "char_class",
+            "term_occurrences",
+            "extract_terms",
+        ),
     ),
     "candidate": (
         candidates,

@@ -207,7 +207,7 @@ def _tree_differences(expected: Tree, got: Tree, path: str) -> list[str]:
 
 def _differences(expected: _Rendered, got: _Rendered, case: RenderCase) -> list[str]:
     if expected.text == "":
-        return ["no hits: the contract renders nothing at all (\"\"), not an empty wrapper"]
+        return ['no hits: the contract renders nothing at all (""), not an empty wrapper']
     if got.text == "":
         return ["yours rendered nothing, but there are hits to render"]
     if got.tree is None:
@@ -293,8 +293,7 @@ def _variant(
                     "recency_contribution": b.recency_contribution,
                 }
                 lines.append(
-                    "    "
-                    + element("score", "/>", **{k: number(v) for k, v in numbers.items()})
+                    "    " + element("score", "/>", **{k: number(v) for k, v in numbers.items()})
                 )
             if provenance:
                 extra = {"title": source.title} if title else {}
@@ -348,14 +347,14 @@ MISTAKES = (
     ),
     Mistake(
         "an empty result rendered as an empty wrapper",
-        "No hits renders the empty string \"\": an empty <recalled_context> costs prompt "
+        'No hits renders the empty string "": an empty <recalled_context> costs prompt '
         "budget and says nothing.",
         _variant(empty_wrapper=True),
         recognise=lambda expected, got, case: expected.text == "" and got.text != "",
     ),
     Mistake(
         "scores not written with 6 decimals",
-        "Write every score number with exactly 6 decimals: f\"{value:.6f}\" gives "
+        'Write every score number with exactly 6 decimals: f"{value:.6f}" gives '
         "'1.000000', str(1.0) gives '1.0'.",
         _variant(number=str),
     ),
@@ -449,8 +448,11 @@ RENDER_RECALL_CONTEXT = Exercise(
     differences=_differences,
     mistakes=MISTAKES,
     error_hints=(
-        ("Unknown format code 'f' for object of type 'str'", "Format the breakdown's numbers "
-         "(hit.score_breakdown.total, ...), which are floats, with f\"{value:.6f}\"."),
+        (
+            "Unknown format code 'f' for object of type 'str'",
+            "Format the breakdown's numbers "
+            '(hit.score_breakdown.total, ...), which are floats, with f"{value:.6f}".',
+        ),
     ),
     generated=150,
 )

@@ -75,8 +75,16 @@ def _scored_case(terms: int, matched: int, age_days: float, lag_days: float) -> 
 
 
 AGES: tuple[tuple[float, float], ...] = (
-    (0.0, 1), (1.0, 2), (0.5, 1), (1.25, 1), (7.0, 1), (30.0, 2), (45.5, 1), (400.0, 1),
-    (-3.0, 1.5), (-0.25, 1),
+    (0.0, 1),
+    (1.0, 2),
+    (0.5, 1),
+    (1.25, 1),
+    (7.0, 1),
+    (30.0, 2),
+    (45.5, 1),
+    (400.0, 1),
+    (-3.0, 1.5),
+    (-0.25, 1),
 )
 
 
@@ -94,8 +102,9 @@ def _shrink(case: ScoreCase) -> Iterator[ScoreCase]:
         return
     simpler: list[tuple[int, int, float, float]] = []
     if case.terms > 1:
-        simpler.append((case.terms - 1, min(case.matched, case.terms - 1), case.age_days,
-                        case.lag_days))
+        simpler.append(
+            (case.terms - 1, min(case.matched, case.terms - 1), case.age_days, case.lag_days)
+        )
     if case.matched > 1:
         simpler.append((case.terms, case.matched - 1, case.age_days, case.lag_days))
     for age in (0.0, 1.0, 30.0, float(round(case.age_days))):
@@ -181,8 +190,7 @@ def _show_call(name: str, case: ScoreCase) -> str:
     days = f"{abs(age):g} day{'' if abs(age) == 1 else 's'}"
     when = f"{days} before as_of" if age >= 0 else f"{days} AFTER as_of"
     mismatch = (
-        f" (built for query_id {case.candidate.query_id!r}, the query's is "
-        f"{case.query.query_id!r})"
+        f" (built for query_id {case.candidate.query_id!r}, the query's is {case.query.query_id!r})"
         if case.candidate.query_id != case.query.query_id
         else ""
     )
@@ -374,10 +382,16 @@ SCORE_RECALL_CANDIDATE = Exercise(
     differences=_differences,
     mistakes=MISTAKES,
     error_hints=(
-        ("'str' and 'datetime", "as_of may arrive as an ISO-8601 str: parse it first with "
-         "parse_timestamp(as_of, 'as_of') (it accepts a datetime too)."),
-        ("'datetime.datetime' and 'str'", "as_of may arrive as an ISO-8601 str: parse it "
-         "first with parse_timestamp(as_of, 'as_of') (it accepts a datetime too)."),
+        (
+            "'str' and 'datetime",
+            "as_of may arrive as an ISO-8601 str: parse it first with "
+            "parse_timestamp(as_of, 'as_of') (it accepts a datetime too).",
+        ),
+        (
+            "'datetime.datetime' and 'str'",
+            "as_of may arrive as an ISO-8601 str: parse it "
+            "first with parse_timestamp(as_of, 'as_of') (it accepts a datetime too).",
+        ),
         ("ZeroDivisionError", "The query has at least one term; divide by len(query.terms)."),
     ),
     generated=200,

@@ -85,9 +85,7 @@ def _policy_note(state: PlaygroundState) -> str | None:
     )
 
 
-def yours_view(
-    state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline
-) -> YoursView:
+def yours_view(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline) -> YoursView:
     """Run ``pipeline`` and the library's pipeline on ``state``'s query and records."""
     try:
         comparison = pipeline.compare(
@@ -123,8 +121,9 @@ def yours_html(view: YoursView) -> str:
         f"<b>your pipeline</b> · your functions: {html.escape(whose)}",
     ]
     if view.error is not None:
-        parts.append(f'<div style="color:#a61b1b">Query rejected — {html.escape(view.error)}'
-                     "</div></div>")
+        parts.append(
+            f'<div style="color:#a61b1b">Query rejected — {html.escape(view.error)}</div></div>'
+        )
         return "".join(parts)
     assert view.comparison is not None
     if view.note:
@@ -150,8 +149,10 @@ def yours_html(view: YoursView) -> str:
     )
     difference = view.difference
     if difference is None:
-        parts.append('<div class="playground-yours-verdict" style="color:#1b7a3a">the same at '
-                     "every stage: normalize, candidate, score, stable rank, render</div>")
+        parts.append(
+            '<div class="playground-yours-verdict" style="color:#1b7a3a">the same at '
+            "every stage: normalize, candidate, score, stable rank, render</div>"
+        )
     else:
         parts.append(
             '<div class="playground-yours-verdict" style="color:#a61b1b">first difference at '
@@ -170,8 +171,7 @@ class YoursPanel:
         self.app = app
         self.pipeline = pipeline
         self.view: YoursView | None = None
-        self.toggle = w.Checkbox(value=True, description="compare with your pipeline",
-                                 indent=False)
+        self.toggle = w.Checkbox(value=True, description="compare with your pipeline", indent=False)
         self.button = w.Button(description="compare now")
         self.output = w.HTML()
         self.toggle.add_class("playground-yours-toggle")
