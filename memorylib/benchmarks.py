@@ -336,7 +336,7 @@ def load_locomo(path: str | Path) -> Benchmark:
         for position, item in enumerate(items):
             where = file.name if payload is item else f"{file.name}[{position}]"
             sample = item.get("sample_id") if isinstance(item, dict) else None
-            key = sample if isinstance(sample, str) and sample else where
+            key = sample if isinstance(sample, str) and sample else where.replace(".json", "")
             if key in stores:
                 raise _fail(where, f"conversation {key!r} appears twice")
             stores[key], asked = _locomo_conversation(item, key, where, skipped, repaired)
@@ -437,6 +437,24 @@ def _madial_lists(
     return rankings, histories, repaired
 
 
+def _dialogue(line: object, where: str) -> tuple[str, str, str, list[object]]:
+    """(query_id, user key, rebuilt history, relevant-id) of one dialogue line."""
+    if not isinstance(line, dict) or "id" not in line:
+        raise _fail(where, "a dialogue line has dialogue (strings), test-turn, relevant-id, id")
+    dialogue, turn, relevant = line.get("dialogue"), line.get("test-turn"), line.get("relevant-id")
+    if not (
+        isinstance(dialogue, list)
+        and all(isinstance(t, str) for t in dialogue)
+        and isinstance(turn, list)
+        and turn
+        and isinstance(turn[0], int)
+        and isinstance(relevant, list)
+    ):
+        raise _fail(where, "a dialogue line has dialogue (strings), test-turn, relevant-id, id")
+    history = "".join(dialogue[: turn[0]])
+    return f"dialogue-{line['id']}", str(line.get("user-id")), history, relevant
+
+
 def load_madial(path: str | Path) -> Benchmark:
     """A MADial-Bench folder: ``data/<lang>/`` memories and dialogues, ``embeddings/<lang>/``
     published lists (optional)."""
@@ -449,52 +467,31 @@ def load_madial(path: str | Path) -> Benchmark:
     dialogue_file = _one(root, f"data/{lang}/MADial-Bench-{code}-dialogue.json")
     entries = _madial_memories(memory_file)
     published, histories, repaired = _madial_lists(root / "embeddings" / lang, code)
-    newest = max(
-        parse_timestamp(e["source"].captured_at, "captured_at") for m in entries.values() for e in m
-    )
-    as_of = format_timestamp(
-        datetime(newest.year + 1, 1, 1, tzinfo=UTC)
-    )  # one clock for every dialogue
+    # one clock for every dialogue and user: 1 January after the archive's newest memory
+    newest = max(parse_timestamp(e["stored_at"], "stored_at") for m in entries.values() for e in m)
+    as_of = format_timestamp(datetime(newest.year + 1, 1, 1, tzinfo=UTC))
     queries: list[BenchmarkQuery] = []
     skipped: list[Note] = []
     for where, line in _json_lines(dialogue_file):
-        dialogue = line.get("dialogue") if isinstance(line, dict) else None
-        turn = line.get("test-turn") if isinstance(line, dict) else None
-        relevant_ids = line.get("relevant-id") if isinstance(line, dict) else None
-        if (
-            not isinstance(dialogue, list)
-            or not all(isinstance(t, str) for t in dialogue)
-            or not isinstance(turn, list)
-            or not turn
-            or not isinstance(turn[0], int)
-            or not isinstance(relevant_ids, list)
-            or "id" not in line
-        ):
-            raise _fail(where, "a dialogue line has dialogue (strings), test-turn, relevant-id, id")
-        user = str(line.get("user-id"))
-        query_id = f"dialogue-{line['id']}"
+        query_id, user, rebuilt, relevant_ids = _dialogue(line, where)
         if user not in entries:
             skipped.append(Note(where, f"user-id {user!r} has no memory"))
             continue
-        text = histories.get(query_id, "".join(dialogue[: turn[0]]))
+        text = histories.get(query_id, rebuilt)
         if len(text) > MAX_QUERY_CHARS:
             repaired.append(Note(where, f"history of {len(text)} characters: kept the last 2,000"))
             text = text[-MAX_QUERY_CHARS:]
         mine = {e["memory_id"] for e in entries[user]}
         relevant = tuple(dict.fromkeys(str(r) for r in relevant_ids if str(r) in mine))
         if len(relevant) != len(relevant_ids):
-            repaired.append(
-                Note(
-                    where, f"relevant-id {relevant_ids!r} read as {list(relevant)!r} (own memories)"
-                )
-            )
+            why = f"relevant-id {relevant_ids!r} read as {list(relevant)!r} (this user's memories)"
+            repaired.append(Note(where, why))
         if not relevant:
             skipped.append(Note(where, "no relevant memory of this user"))
-            continue
-        if _accepted(text, where, skipped) is not None:
+        elif _accepted(text, where, skipped) is not None:
             queries.append(BenchmarkQuery(query_id, user, text, as_of, _MADIAL_CATEGORY, relevant))
-    for name, mine in published.items():
-        missing = [q.query_id for q in queries if q.query_id not in mine]
+    for name, rankings in published.items():
+        missing = [q.query_id for q in queries if q.query_id not in rankings]
         if missing:
             repaired.append(Note(name, f"no list for {len(missing)} dialogue(s), scored as empty"))
     stores = {user: tuple(mine) for user, mine in entries.items()}
