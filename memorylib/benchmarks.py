@@ -583,7 +583,9 @@ class BenchmarkReport:
         return next(r for r in self.rows if r.configuration == configuration and r.group == group)
 
 
-def _summarize(scores: Sequence[QueryScore], run: str, group: str, categories: Sequence[str]):
+def _summarize(
+    scores: Sequence[QueryScore], run: str, group: str, categories: Sequence[str]
+) -> BenchmarkRow:
     mine = [s for s in scores if s.configuration == run and s.category in categories]
 
     def average(name: str) -> float | None:

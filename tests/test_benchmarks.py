@@ -503,6 +503,14 @@ def test_the_rows_of_the_eval_command_come_from_configurations() -> None:
     assert set(CONFIGURATION_NOTES) <= set(CONFIGURATIONS)
 
 
+def test_config_keeps_only_the_named_rows_of_the_course_eval(capsys) -> None:
+    assert cli(["eval", "--split", "dev", "--config", "bm25"]) == 0
+    table = capsys.readouterr().out.split("\n\n")[0].splitlines()
+    expected = EXPECTED_TABLE.splitlines()
+    assert [line.split() for line in table[2:]] == [expected[3].split()]  # dev bm25 alone
+    assert table[0].split() == expected[0].split()
+
+
 def test_the_benchmark_command_prints_every_category_for_every_configuration(
     locomo: Path, capsys
 ) -> None:
