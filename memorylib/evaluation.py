@@ -12,16 +12,21 @@ their means per split and scorer:
   hit at all. They are never averaged into the four ranking metrics;
 * ``empty``: of the answerable queries, how many got no hit (what abstaining costs).
 
-Scorers (``standard_scorers``): ``coverage`` (the chapter's, the default), ``bm25``,
-``hybrid``, and ``bm25+evidence`` / ``hybrid+evidence``: the same with
-``min_evidence=STRICT_MIN_EVIDENCE``. That number is the only tuned one and was chosen on
+Scorers: every named configuration of ``CONFIGURATIONS`` (name -> ``ScoringPolicy``), in
+its order, is a row (``standard_scorers``); an outside harness needs nothing but
+``RecallEngine(store, policy=CONFIGURATIONS[name])``. Today: ``coverage`` (the chapter's,
+the default), ``bm25``, ``hybrid``, and ``bm25+evidence`` / ``hybrid+evidence``: the same
+with ``min_evidence=STRICT_MIN_EVIDENCE``. That number is the only tuned one and was chosen on
 the **dev** split alone by ``tune_min_evidence`` (its rule is in its docstring; a test
 re-runs it); the held-out split is reported, never tuned on. The hybrid's weights are the
 chapter's 0.85 / 0.15 and BM25's k1 = 1.2, b = 0.75 are the textbook values: not tuned.
 
 A scoring function of your own (``score_recall_candidate``'s signature) becomes another
 row: ``--scorer module:function`` or ``--scorer path/to/file.py:function``
-(``load_score_function``). Everything is deterministic: fixed clocks and query ids.
+(``load_score_function``); ``--config NAME`` (repeatable) keeps only the named
+configurations. ``--benchmark locomo PATH`` / ``--benchmark madial PATH`` runs the same
+configurations on a public benchmark folder instead (``memorylib.benchmarks``, whose
+docstring states the protocol). Everything is deterministic: fixed clocks and query ids.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from .benchmarks import BENCHMARKS, load_benchmark, run_benchmark
+from .benchmarks import format_report as format_benchmark_report
+from .benchmarks import report_json as benchmark_json
 from .datasets import COURSE_USERS, build_course_store, data_dir
 from .engine import RecallEngine
 from .errors import RemoteMemoryError, RemoteMemoryValidationError
@@ -55,6 +63,8 @@ from .scoring import DEFAULT_POLICY, ScoringPolicy
 from .store import RemoteMemoryStore
 
 __all__ = [
+    "CONFIGURATIONS",
+    "CONFIGURATION_NOTES",
     "DEPTH",
     "EVAL_FILE",
     "METRICS",
@@ -67,6 +77,7 @@ __all__ = [
     "Scorer",
     "ScoringFunctionError",
     "SummaryRow",
+    "chosen_configurations",
     "evaluate",
     "format_table",
     "load_eval_queries",
@@ -85,6 +96,24 @@ METRICS = ("recall@5", "recall@10", "MRR", "nDCG@10")
 # Chosen on dev by tune_min_evidence() (tests/test_evaluation.py re-runs the rule).
 STRICT_MIN_EVIDENCE = 0.4
 TUNING_GRID = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 .. 0.95
+
+# Every configuration the command reports, by name, in the order of its rows: the one
+# place a row's name and its policy (the analyzer included) are set.
+CONFIGURATIONS: dict[str, ScoringPolicy] = {
+    "coverage": DEFAULT_POLICY,
+    "bm25": ScoringPolicy.bm25(),
+    "hybrid": ScoringPolicy.hybrid(),
+    "bm25+evidence": ScoringPolicy.bm25(min_evidence=STRICT_MIN_EVIDENCE),
+    "hybrid+evidence": ScoringPolicy.hybrid(min_evidence=STRICT_MIN_EVIDENCE),
+}
+# What the legend says of a configuration (one without a note is listed without one).
+CONFIGURATION_NOTES: dict[str, str] = {
+    "coverage": "the chapter's: matched / query terms",
+    "bm25": "k1 1.2, b 0.75",
+    "hybrid": "0.85 BM25/best + 0.15 recency",
+    "bm25+evidence": f"min_evidence {STRICT_MIN_EVIDENCE:g}",
+    "hybrid+evidence": f"min_evidence {STRICT_MIN_EVIDENCE:g}",
+}
 
 
 # -- the evaluation set -----------------------------------------------------------------------
@@ -159,23 +188,23 @@ class Scorer:
     note: str = ""
 
 
-def standard_scorers(min_evidence: float = STRICT_MIN_EVIDENCE) -> tuple[Scorer, ...]:
-    """coverage, bm25, hybrid, bm25+evidence, hybrid+evidence (in that order)."""
-    return (
-        Scorer("coverage", ScoringPolicy(), note="the chapter's: matched / query terms"),
-        Scorer("bm25", ScoringPolicy.bm25(), note="k1 1.2, b 0.75"),
-        Scorer("hybrid", ScoringPolicy.hybrid(), note="0.85 BM25/best + 0.15 recency"),
-        Scorer(
-            "bm25+evidence",
-            ScoringPolicy.bm25(min_evidence=min_evidence),
-            note=f"min_evidence {min_evidence:g}",
-        ),
-        Scorer(
-            "hybrid+evidence",
-            ScoringPolicy.hybrid(min_evidence=min_evidence),
-            note=f"min_evidence {min_evidence:g}",
-        ),
+def standard_scorers() -> tuple[Scorer, ...]:
+    """A row per entry of ``CONFIGURATIONS``, in its order, with its note."""
+    return tuple(
+        Scorer(name, policy, note=CONFIGURATION_NOTES.get(name, ""))
+        for name, policy in CONFIGURATIONS.items()
     )
+
+
+def chosen_configurations(names: Sequence[str]) -> dict[str, ScoringPolicy]:
+    """The named entries of ``CONFIGURATIONS`` (all of them for no name), in its order."""
+    unknown = [name for name in names if name not in CONFIGURATIONS]
+    if unknown:
+        raise RemoteMemoryValidationError(
+            f"--config {unknown[0]!r} is not a configuration; choose from "
+            f"{', '.join(CONFIGURATIONS)}"
+        )
+    return {n: p for n, p in CONFIGURATIONS.items() if not names or n in names}
 
 
 def load_score_function(spec: str) -> ScoreFunction:
@@ -513,8 +542,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--split",
         choices=(*SPLITS, "both"),
-        default="both",
-        help="which split to report (default: both)",
+        default=None,
+        help="which split of the evaluation set to report (default: both)",
+    )
+    parser.add_argument(
+        "--benchmark",
+        nargs=2,
+        metavar=("{" + ",".join(BENCHMARKS) + "}", "PATH"),
+        help="measure the configurations on a public benchmark folder instead: "
+        "per category and overall recall@5, recall@10, hit@10, MRR, nDCG@10 "
+        "(protocol: memorylib.benchmarks)",
+    )
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"report only this configuration ({', '.join(CONFIGURATIONS)}); repeatable; "
+        "default: all",
     )
     parser.add_argument(
         "--scorer",
@@ -528,14 +573,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--per-query",
         action="store_true",
-        help="with --json: every query's hits, grades and metrics too",
+        help="with --json: every query's hits and metrics too",
     )
+
+
+def run_benchmark_command(args: argparse.Namespace, out: TextIO) -> int:
+    name, path = args.benchmark
+    if name not in BENCHMARKS:
+        raise RemoteMemoryValidationError(
+            f"--benchmark {name!r}: choose one of {', '.join(BENCHMARKS)}"
+        )
+    if args.split is not None or args.scorer:
+        raise RemoteMemoryValidationError(
+            "--split and --scorer belong to the evaluation set; a benchmark runs the named "
+            "configurations (--config)"
+        )
+    configurations = chosen_configurations(args.config)
+    report = run_benchmark(load_benchmark(name, path), configurations)
+    if args.json:
+        payload = benchmark_json(report, per_query=args.per_query)
+        print(json.dumps(payload, indent=2, ensure_ascii=False), file=out)
+    else:
+        print(format_benchmark_report(report), file=out)
+    return 0
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = sys.stdout if out is None else out
-    splits = SPLITS if args.split == "both" else (args.split,)
-    scorers = list(standard_scorers())
+    if args.benchmark is not None:
+        return run_benchmark_command(args, out)
+    splits = SPLITS if args.split in (None, "both") else (args.split,)
+    chosen = chosen_configurations(args.config)
+    scorers = [s for s in standard_scorers() if s.name in chosen]
     for spec in args.scorer:
         function = load_score_function(spec)
         name = f"yours:{spec.rpartition(':')[2]}"

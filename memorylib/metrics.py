@@ -1,4 +1,4 @@
-"""Ranking metrics with graded relevance: recall@k, reciprocal rank, nDCG@k, abstention.
+"""Ranking metrics with graded relevance: recall@k, hit@k, reciprocal rank, nDCG@k, abstention.
 
 Standard library only, about a hundred lines a student can read. One query is scored from
 its ``ranking`` (memory ids, best first, as recall returned them) and its ``judgments``
@@ -7,6 +7,8 @@ its ``ranking`` (memory ids, best first, as recall returned them) and its ``judg
 * **relevant** means grade >= ``RELEVANT_GRADE`` = 2 ("answers the query, fully or in
   part"; grade 1 is context without an answer). trec_eval spells this ``-l 2``.
 * ``recall_at_k`` = relevant ids among the first k / all relevant ids of the query.
+* ``hit_at_k`` = 1 when at least one relevant id is among the first k, else 0 (the mean
+  over queries is the share of questions that got anything useful at all).
 * ``reciprocal_rank`` = 1 / the rank of the first relevant id, 0 when none was returned
   (the mean over queries is MRR). The ranking is never longer than recall's limit (10),
   so this is reciprocal rank cut at 10.
@@ -43,6 +45,7 @@ __all__ = [
     "UndefinedMetricError",
     "abstained",
     "dcg",
+    "hit_at_k",
     "is_answerable",
     "mean",
     "ndcg_at_k",
@@ -91,6 +94,14 @@ def recall_at_k(
     relevant = _require_relevant(judgments, min_grade, "recall")
     found = relevant.intersection(ranking[: _check_k(k)])
     return len(found) / len(relevant)
+
+
+def hit_at_k(
+    ranking: Sequence[str], judgments: Judgments, k: int, *, min_grade: int = RELEVANT_GRADE
+) -> float:
+    """1.0 when any of the query's relevant records is among the first ``k``, else 0.0."""
+    relevant = _require_relevant(judgments, min_grade, "hit")
+    return 1.0 if relevant.intersection(ranking[: _check_k(k)]) else 0.0
 
 
 def reciprocal_rank(

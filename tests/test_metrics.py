@@ -29,6 +29,7 @@ from memorylib.metrics import (
     UndefinedMetricError,
     abstained,
     dcg,
+    hit_at_k,
     is_answerable,
     mean,
     ndcg_at_k,
@@ -85,6 +86,15 @@ def test_recall_by_hand() -> None:
     assert recall_at_k(["c"], judgments, 5, min_grade=1) == 0.25
 
 
+def test_hit_by_hand() -> None:
+    judgments = {"a": 3, "b": 2, "c": 1}  # relevant (>= 2): a, b
+    assert hit_at_k(["x", "c", "b"], judgments, 3) == 1.0  # one relevant id is enough
+    assert hit_at_k(["x", "c", "b"], judgments, 2) == 0.0  # b is third: outside k = 2
+    assert hit_at_k(["c"], judgments, 10) == 0.0  # grade 1 is context, not an answer
+    assert hit_at_k(["c"], judgments, 10, min_grade=1) == 1.0
+    assert hit_at_k([], judgments, 10) == 0.0
+
+
 def test_reciprocal_rank_skips_grade_one_and_unjudged() -> None:
     judgments = {"a": 1, "b": 2}
     assert reciprocal_rank(["x", "a", "b"], judgments) == pytest.approx(1 / 3)
@@ -96,6 +106,7 @@ def test_a_query_with_nothing_relevant_has_no_ranking_metric() -> None:
     assert not is_answerable(judgments) and not is_answerable({})
     for metric in (
         lambda: recall_at_k(["a"], judgments, 5),
+        lambda: hit_at_k(["a"], judgments, 5),
         lambda: reciprocal_rank(["a"], judgments),
         lambda: ndcg_at_k(["a"], judgments, 10),
     ):
@@ -107,6 +118,8 @@ def test_a_query_with_nothing_relevant_has_no_ranking_metric() -> None:
 def test_bad_arguments_are_rejected() -> None:
     with pytest.raises(ValueError, match="k must be"):
         recall_at_k(["a"], {"a": 3}, 0)
+    with pytest.raises(ValueError, match="k must be"):
+        hit_at_k(["a"], {"a": 3}, 0)
     with pytest.raises(ValueError, match="k must be"):
         dcg([1], True)
     with pytest.raises(ValueError, match="twice"):
@@ -133,6 +146,10 @@ def test_every_metric_lies_between_0_and_1(judgments, ranking, k) -> None:
         ndcg_at_k(ranking, judgments, k),
     ):
         assert 0.0 <= value <= 1.0 + 1e-12
+    # a hit is exactly "recall above zero", and the first relevant rank is within k
+    hit = hit_at_k(ranking, judgments, k)
+    assert hit == float(recall_at_k(ranking, judgments, k) > 0)
+    assert hit == float(reciprocal_rank(ranking, judgments) >= 1 / k)
 
 
 @settings(max_examples=200, deadline=None)
