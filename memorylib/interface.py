@@ -94,7 +94,8 @@ def new_memory(
     if kind not in (MemoryKind.PROFILE, MemoryKind.CONVERSATION):
         if kind == MemoryKind.RETRACTION:
             raise RemoteMemoryValidationError(
-                "kind 'retraction' cannot be appended directly; use store.retract(memory_id, ...)"
+                "kind 'retraction' cannot be appended directly: use retract(memory_id, reason=..., "
+                "source=...) on the store"
             )
         raise RemoteMemoryValidationError(f"kind {kind!r} is not one of 'profile', 'conversation'")
     kind = MemoryKind(kind)
@@ -155,10 +156,12 @@ def check_new_ids(records: Sequence[StoredMemory], stored: Container[str]) -> No
 def check_retraction_target(target_id: str, target: StoredMemory | None) -> None:
     """Refuse to retract an unknown id or a retraction."""
     if target is None:
-        raise RemoteMemoryValidationError(f"memory_id {target_id!r} is not in the store")
+        raise RemoteMemoryValidationError(
+            f"memory_id {target_id!r} is not in the store: an unknown memory_id cannot be retracted"
+        )
     if target.kind is MemoryKind.RETRACTION:
         raise RemoteMemoryValidationError(
-            f"memory_id {target_id!r} is a retraction; a retraction cannot be retracted"
+            f"memory_id {target_id!r} is a retraction record; a retraction cannot be retracted"
         )
 
 

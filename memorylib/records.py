@@ -112,8 +112,8 @@ class StoredMemory:
             )
         if (record.kind is MemoryKind.RETRACTION) != (record.retracts is not None):
             raise RemoteMemoryCorruptionError(
-                "record.retracts must name the retracted memory_id on a retraction record, "
-                "and only there"
+                f"record {record.memory_id!r}: record.retracts is inconsistent with its kind "
+                "(it must name the retracted memory_id on a retraction record, and only there)"
             )
         return record
 

@@ -96,8 +96,8 @@ def check_line(record: StoredMemory, lineno: int, user_scope: str, seen: Mapping
     """A committed record must be the store's user's, and its id must be new."""
     if record.user_scope != user_scope:
         raise RemoteMemoryScopeError(
-            f"line {lineno}: record {record.memory_id!r} belongs to user_scope "
-            f"{record.user_scope!r}, not {user_scope!r}"
+            f"line {lineno}: record {record.memory_id!r} belongs to another user scope "
+            f"(user_scope {record.user_scope!r}, not {user_scope!r})"
         )
     if record.memory_id in seen:
         raise RemoteMemoryCorruptionError(

@@ -304,7 +304,7 @@ class Pipeline:
             )
         if not terms:
             raise RemoteMemoryValidationError(
-                f"query text {checked.text[:60]!r} has no searchable term"
+                f"recall query {checked.text[:60]!r} has no searchable terms"
             )
         return dataclasses.replace(checked, normalized_text=normalized, terms=tuple(terms))
 
