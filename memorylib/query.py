@@ -104,14 +104,14 @@ def normalize_recall_query(
 
     ``issued_at`` defaults to now (UTC); pass it for reproducible output.
     """
-    readable = fold_whitespace(require(text, str, "recall query"))
+    readable = fold_whitespace(require(text, str, "query text"))
     if not readable:
         raise RemoteMemoryValidationError(
-            "recall query must not be empty: say what history to recall"
+            "recall query must not be empty: the query text says what history to recall"
         )
     if len(readable) > MAX_QUERY_CHARS:
         raise RemoteMemoryValidationError(
-            f"recall query is {len(readable)} characters; the limit is {MAX_QUERY_CHARS}"
+            f"query text is {len(readable)} characters; the limit is {MAX_QUERY_CHARS}"
         )
     checked_limit = require_limit(limit)
     if not isinstance(user_scope, str) or not user_scope:
@@ -126,7 +126,7 @@ def normalize_recall_query(
     terms = extract_terms(normalized)
     if not terms:
         raise RemoteMemoryValidationError(
-            f"recall query {readable[:60]!r} has no searchable terms (only punctuation or "
+            f"query text {readable[:60]!r} has no searchable terms (only punctuation or "
             "symbols); restate the topic in words"
         )
     moment = utc_now() if issued_at is None else parse_timestamp(issued_at, "issued_at")

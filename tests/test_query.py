@@ -105,7 +105,7 @@ def test_limit_bounds_are_inclusive(limit) -> None:
 
 @pytest.mark.parametrize("text", [None, b"memory", 42, ["memory"]])
 def test_query_text_must_be_str(text) -> None:
-    with pytest.raises(RemoteMemoryValidationError, match="recall query must be a str"):
+    with pytest.raises(RemoteMemoryValidationError, match="query text must be a str"):
         q(text)
 
 

@@ -520,7 +520,7 @@ def test_documented_normalizations(ctx: Ctx) -> None:
         assert hit.memory_id == "future-1"
         assert hit.score_breakdown.recency == 1.0  # a capture after as_of counts as age 0
         naive_as_of = engine.recall("zebra", as_of=datetime(2026, 8, 2, 12), query_id="q")
-        assert naive_as_of.as_of == AS_OF
+        assert naive_as_of.query.issued_at == AS_OF
         assert engine.recall("zebra", as_of=datetime.max).hits  # extreme but valid
         assert engine.recall("zebra", as_of=datetime.min.replace(tzinfo=UTC)).hits
     query = normalize_recall_query(
