@@ -144,14 +144,14 @@ class RemoteMemoryStore(MemoryStore):
 
     # -- reading ------------------------------------------------------------------------
 
-    def read_all(self) -> tuple[StoredMemory, ...]:
+    def read_all(self) -> list[StoredMemory]:
         """Every committed record in file order, re-read from disk. Bad lines raise."""
         try:
             with open(self.path, "rb") as handle:
                 self._check_owner(os.fstat(handle.fileno()))
                 data = handle.read()
         except FileNotFoundError:
-            return ()
+            return []
         except IsADirectoryError:
             raise self._is_a_directory() from None
         committed, tail = split_committed(data)
@@ -164,7 +164,7 @@ class RemoteMemoryStore(MemoryStore):
             records.append(record)
         if tail:
             self._warn_uncommitted(len(records) + 1, len(tail))
-        return tuple(records)
+        return records
 
     def uncommitted_bytes(self) -> int:
         """Length of an unterminated final line (0 when the file ends with a newline)."""

@@ -83,7 +83,7 @@ class Ctx:
     store: RemoteMemoryStore
     engine: RecallEngine
     query: RecallQuery
-    records: tuple[StoredMemory, ...]
+    records: list[StoredMemory]
 
     def candidate(self):
         return build_recall_candidates(self.query, self.records).candidates[0]
@@ -163,7 +163,7 @@ def _store_cases() -> None:
     )
     case(
         "store-path-is-directory-append",
-        lambda c: append_with(Ctx(RemoteMemoryStore(_a_directory(c)), c.engine, c.query, ())),
+        lambda c: append_with(Ctx(RemoteMemoryStore(_a_directory(c)), c.engine, c.query, [])),
         "directory",
     )
 
