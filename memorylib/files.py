@@ -3,8 +3,8 @@
 Used by ``store``, ``fsck``, the synthetic generator and the notebooks' failure views:
 
 * ``private_dirs`` creates missing folders owner-only (0o700), not umask-wide;
-* ``FileLock`` is the store's exclusive lock (``filelock``: threads and processes on
-  Linux, macOS and Windows) with a typed timeout error;
+* ``FileLock`` is the store's exclusive lock (``filelock``, imported at the first acquire:
+  threads and processes on Linux, macOS and Windows) with a typed timeout error;
 * ``append_bytes`` is one ``O_APPEND`` write and ``fsync`` (a new file's folder is
   fsynced too, so the file's name is durable as well as its bytes);
 * ``truncate``, ``atomic_replace`` and ``fsync_directory`` for recovery and repair;
@@ -20,14 +20,16 @@ import base64
 import hashlib
 import json
 import os
+import threading
 import uuid
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
-import filelock
+from typing import TYPE_CHECKING, Any
 
 from .errors import RemoteMemoryCorruptionError, RemoteMemoryError
+
+if TYPE_CHECKING:
+    import filelock
 
 __all__ = [
     "LOCK_TIMEOUT_SECONDS",
@@ -71,14 +73,24 @@ class FileLock:
     """An exclusive lock file (created 0o600), re-entrant within a thread.
 
     One object per store: ``filelock`` keeps per-thread state, reused at every acquire.
+    The ``filelock`` object is made (and the module imported) at the first acquire.
     """
 
     def __init__(self, path: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.path = path
         self.timeout = timeout
-        self._lock = filelock.FileLock(os.fspath(path), mode=0o600, timeout=timeout)
+        self._lock: filelock.FileLock | None = None
+        self._making = threading.Lock()  # two threads' first acquires make ONE object
 
     def __enter__(self) -> FileLock:
+        import filelock  # here, not at import time: it loads asyncio; cached after this
+
+        if self._lock is None:
+            with self._making:
+                if self._lock is None:
+                    self._lock = filelock.FileLock(
+                        os.fspath(self.path), mode=0o600, timeout=self.timeout
+                    )
         try:
             self._lock.acquire()
         except filelock.Timeout:
@@ -91,6 +103,7 @@ class FileLock:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        assert self._lock is not None  # entered, so made
         self._lock.release()
 
 
