@@ -39,6 +39,7 @@ from memorylib.errors import (
     RemoteMemoryScopeError,
     RemoteMemoryUnavailableError,
     RemoteMemoryValidationError,
+    RemoteMemoryWriteError,
 )
 from memorylib.files import fsync_directory, private_dirs
 from memorylib.interface import (
@@ -130,16 +131,16 @@ class SQLiteMemoryStore(MemoryStore):
 
     # -- reading ------------------------------------------------------------------------
 
-    def read_all(self) -> tuple[StoredMemory, ...]:
+    def read_all(self) -> list[StoredMemory]:
         """Every record of this user in insertion order. Damaged rows raise, naming them."""
         with self._reading() as conn:
             if conn is None:
-                return ()
+                return []
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM memories WHERE user_scope = ? ORDER BY seq",
                 (self.user_scope,),
             ).fetchall()
-        return tuple(self._record(row) for row in rows)
+        return [self._record(row) for row in rows]
 
     def latest_profile(self) -> StoredMemory | None:
         """Newest non-retracted PROFILE (only profiles and retractions are read)."""
@@ -353,10 +354,11 @@ class SQLiteMemoryStore(MemoryStore):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -368,6 +370,11 @@ class SQLiteMemoryStore(MemoryStore):
             if "locked" in str(exc) or "busy" in str(exc):
                 raise RemoteMemoryUnavailableError(
                     f"{self.path.name} stayed locked by another writer for {self.timeout:.0f} s"
+                ) from None
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:  # a full disk
+                raise RemoteMemoryWriteError(
+                    f"{self.path.name}: {exc}; nothing was stored (SQLite rolled the "
+                    "transaction back), so retrying is safe"
                 ) from None
             raise RemoteMemoryCorruptionError(f"{self.path.name}: {exc}") from None
         except sqlite3.DatabaseError as exc:  # "file is not a database", malformed pages

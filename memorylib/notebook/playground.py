@@ -177,7 +177,7 @@ class PlaygroundCatalog:
     def records(self, dataset: str, user: str) -> tuple[StoredMemory, ...]:
         """Every record of the (read-only) store, read once."""
         if (dataset, user) not in self._records:
-            self._records[dataset, user] = self.store(dataset, user).read_all()
+            self._records[dataset, user] = tuple(self.store(dataset, user).read_all())
         return self._records[dataset, user]
 
     def _build(self, dataset: str, user: str) -> RemoteMemoryStore:
@@ -416,8 +416,9 @@ def summary_text(view: PlaygroundView) -> str:
         f"text       {view.query.text!r}",
         f"normalized {view.query.normalized_text!r}",
         f"terms      {list(view.query.terms)}",
-        f"scoring    {s.scorer} · as_of {result.as_of} · lexical {p.lexical_weight:g} · recency "
-        f"{p.recency_weight:g} · window {p.recency_window_days:g} days · limit {s.limit}",
+        f"scoring    {s.scorer} · as_of {result.query.issued_at} · lexical "
+        f"{p.lexical_weight:g} · recency {p.recency_weight:g} · window "
+        f"{p.recency_window_days:g} days · limit {s.limit}",
         f"funnel     searched {result.searched_records} -> candidates "
         f"{result.candidate_records} -> hits {len(result.hits)}"
         + (retracted if result.retracted_records else ""),
