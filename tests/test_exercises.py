@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -194,6 +197,36 @@ def test_a_check_is_deterministic() -> None:
     wrong_from_seven = lambda n: n * n if n < 7 else n  # noqa: E731
     first = check_function(SQUARE, wrong_from_seven, name="mine").text
     assert all(check_function(SQUARE, wrong_from_seven, name="mine").text == first for _ in "ab")
+
+
+_SAME_EVERYWHERE = """
+import sys
+if sys.argv[1] == "more":  # other local modules loaded: hypothesis must not read them
+    import memorylib.backends, memorylib.notebook.ranker_views, memorylib.s12  # noqa: F401
+from memorylib.notebook import buildit
+from memorylib.notebook.exercises import check_function
+for exercise in buildit.EXERCISES.values():
+    for mistake in exercise.mistakes:
+        print(check_function(exercise, mistake.variant, name="v").text)
+"""
+
+
+def test_a_check_says_the_same_whatever_else_is_imported_and_writes_nothing(tmp_path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    texts = [
+        subprocess.run(
+            [sys.executable, "-c", _SAME_EVERYWHERE, mode],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,  # a notebook's working directory
+            env=env,
+        ).stdout
+        for mode in ("less", "more")
+    ]
+    assert texts[0] == texts[1] and "counterexample (generated)" in texts[0]
+    assert list(tmp_path.iterdir()) == []  # no .hypothesis/ in the notebooks folder
 
 
 def test_not_answered_placeholder_template_and_none() -> None:

@@ -45,16 +45,18 @@ import contextlib
 import dataclasses
 import html
 import math
+import tempfile
 import time
 import traceback
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NoReturn, TypeVar
 
-from hypothesis import Phase, find, settings
+from hypothesis import Phase, configuration, find, settings
 from hypothesis.errors import NoSuchExample
+from hypothesis.internal.conjecture import providers
 from hypothesis.strategies import SearchStrategy
 
 from memorylib.query import normalize_text
@@ -719,6 +721,32 @@ def _returned_none(run: _Run) -> bool:  # a body left as `...`, or a missing `re
     return run.error is None and run.raw is None
 
 
+_CACHES: tempfile.TemporaryDirectory[str] | None = None  # hypothesis's, removed at exit
+
+
+@contextlib.contextmanager
+def _isolated() -> Iterator[None]:
+    """Hypothesis, as the checks run it: its caches go to a temporary folder, not to
+    ``.hypothesis/`` in the working directory (the student's notebooks folder), and it
+    does not mix in constants read from the source of every local module in
+    ``sys.modules``: the cases would then depend on what the kernel has imported so far.
+    (``providers`` is private API, pinned by constraints.txt; tests/test_exercises.py
+    checks that a check says the same whatever else is imported.)"""
+    global _CACHES
+    _CACHES = _CACHES or tempfile.TemporaryDirectory(prefix="memorylib-hypothesis-")
+    home = configuration.storage_directory(intent_to_write=False).home_directory
+    saved = providers._get_local_constants
+    configuration.set_hypothesis_home_dir(_CACHES.name)
+    providers._get_local_constants = providers.Constants
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(home)
+        providers._get_local_constants = saved
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
 def _search(exercise: FunctionExercise, student: Callable[..., Any]) -> tuple[Call | None, int]:
     """The smallest generated call on which the student disagrees with the reference (None
     if there is none), and how many generated calls agreed before the first that did not."""
@@ -738,7 +766,7 @@ def _search(exercise: FunctionExercise, student: Callable[..., Any]) -> tuple[Ca
         return kind == first[0]
 
     found = None
-    with contextlib.suppress(NoSuchExample):
+    with _isolated(), contextlib.suppress(NoSuchExample):
         found = find(
             exercise.cases,
             disagrees,
