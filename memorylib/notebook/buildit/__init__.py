@@ -45,7 +45,6 @@ from memorylib.notebook.exercises import (
     FunctionExercise,
     Verdict,
     check_function,
-    right,
 )
 
 __all__ = [
@@ -90,8 +89,8 @@ def check_normalize(normalize_text: object, extract_terms: object) -> CheckResul
         for result in results:
             if result.verdict is verdict:
                 return result
-    first, second = (result.message.removeprefix("Right: ") for result in results)
-    return right(f"Right: {first.rstrip('.')}; {second}")
+    first, second = results
+    return CheckResult(Verdict.RIGHT, first.message, (second.message,))
 
 
 def check_candidates(build_recall_candidates: object) -> CheckResult:
