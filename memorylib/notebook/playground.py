@@ -46,7 +46,14 @@ from memorylib.notebook.buildit import Comparison, Pipeline
 from memorylib.notebook.charts import COLOURS
 from memorylib.notebook.exercises import CheckResult, check_value, right, wrong
 from memorylib.ranking import ScoreFunction
-from memorylib.records import RecallQuery, RecallResult, StoredMemory
+from memorylib.records import (
+    DEFAULT_LEXICAL_WEIGHT,
+    DEFAULT_RECENCY_WEIGHT,
+    DEFAULT_RECENCY_WINDOW_DAYS,
+    RecallQuery,
+    RecallResult,
+    StoredMemory,
+)
 from memorylib.render import render_recall_context
 from memorylib.scoring import SCORERS, ScoringPolicy
 from memorylib.seed import TEACHING_AS_OF
@@ -851,7 +858,8 @@ def yours_view(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
         return YoursView(state, pipeline.yours, None, f"{type(exc).__name__}: {exc}")
     sliders = (state.lexical_weight, state.recency_weight, state.recency_window_days)
     note = None
-    if sliders != SCORER_PRESETS["coverage"] + (30.0,) or state.scorer != "coverage":
+    chapter = (DEFAULT_LEXICAL_WEIGHT, DEFAULT_RECENCY_WEIGHT, DEFAULT_RECENCY_WINDOW_DAYS)
+    if sliders != chapter or state.scorer != "coverage":
         note = (
             "both columns use the chapter's scorer (0.85 / 0.15, 30 days), as your "
             "score_recall_candidate does; the playground above uses the sliders' policy"
