@@ -332,6 +332,7 @@ CHECKERS = [
     ("rank_views", "check_order_answer", (), {}),
     ("render_views", "check_render_predictions", (), {}),
     ("render_views", "check_profile_predictions", (), {}),
+    ("buildit.capstone", "check_first_differences", (), {}),
     ("failure_views", "check_error_predictions", (), {}),
     ("retraction_views", "check_retraction_predictions", (), {}),
     ("playground", "check_isolation_query", (None,), {}),

@@ -1,5 +1,7 @@
-"""The views of notebooks 06 (render) and 06b (profile): pure, parse-checked, never raising
-widgets."""
+"""The exercises of notebooks 06 (what reaches the model) and 06b (which snapshot is
+injected): each scenario teaches what it claims, its checker accepts the reference
+solution in any accepted spelling and rejects each typical mistake with its hint, and no
+answer is on screen before the attempt."""
 
 from __future__ import annotations
 
@@ -8,366 +10,166 @@ import runpy
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from memorylib import (
-    MemoryKind,
-    MemorySource,
-    RecallEngine,
-    RemoteMemoryStore,
-    build_system_prompt,
-    recall_history,
-    render_recall_context,
-    seed_teaching_store,
-)
 from memorylib.notebook.render_views import (
-    EXERCISE_CALLS,
-    HOSTILE_MEMORY_ID,
-    HOSTILE_SOURCE_ID,
-    HOSTILE_SUMMARY,
     PROFILE_SCENARIOS,
-    add_late_profile_import,
-    attribute_map_frame,
+    RENDER_CALLS,
+    RENDER_RECORD,
     check_profile_predictions,
     check_render_predictions,
-    empty_wrapper,
-    escape_audit_frame,
-    exercise_truth,
-    explore_query,
-    hits_frame,
-    naive_render,
-    parse_profile_block,
-    parse_recalled_context,
-    plot_render_budget,
-    pretty_json,
     profile_exercise_frame,
     profile_exercise_truth,
-    profile_frame,
-    profile_vs_recall_frame,
-    query_widget,
-    render_cost_frame,
-    store_hostile_memory,
-    teaching_records_frame,
+    render_exercise_frame,
+    render_exercise_truth,
 )
 
-AS_OF = "2026-08-02T12:00:00Z"
-SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
-SOLUTION = SOLUTIONS / "06_render.py"
-PROFILE_SOLUTION = SOLUTIONS / "06b_profile.py"
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "notebooks" / "solutions"
+RENDER_ANSWER = runpy.run_path(str(SOLUTIONS / "06_render.py"))["my_prediction"]
+PROFILE_ANSWER = runpy.run_path(str(SOLUTIONS / "06b_profile.py"))["my_prediction"]
 
 
-@pytest.fixture
-def chapter(tmp_path: Path) -> RemoteMemoryStore:
-    store = RemoteMemoryStore(tmp_path / "chapter.jsonl")
-    seed_teaching_store(store)
-    return store
+def before_your_turn(stem: str) -> str:
+    """Every source and text output of a notebook before its "## Your turn" heading."""
+    nb = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+    shown = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and "## Your turn" in cell.source:
+            return "\n".join(shown)
+        shown.append(cell.source)
+        for output in cell.get("outputs", []):
+            shown.append(output.get("text", ""))
+            shown += [v for k, v in output.get("data", {}).items() if k.startswith("text/")]
+    raise AssertionError(f"{stem} has no Your turn")
 
 
-@pytest.fixture
-def engine(chapter: RemoteMemoryStore) -> RecallEngine:
-    return RecallEngine(chapter)
+# -- notebook 06 -----------------------------------------------------------------------------
 
 
-def test_teaching_records_frame_shows_what_recall_searches(chapter: RemoteMemoryStore) -> None:
-    frame = teaching_records_frame(chapter)
-    assert list(frame["memory_id"]) == [r.memory_id for r in chapter.read_all()]
-    assert list(frame["kind"]) == ["profile"] + ["conversation"] * 6
-    # the exercise's part E can be read off the table: "the" as a whole, case-folded word
-    holds_the = [
-        row.memory_id
-        for row in frame.itertuples()
-        if row.kind == "conversation"
-        and "the" in f"{row.summary} {row.content}".casefold().replace(".", " ").split()
-    ]
-    assert len(holds_the) == exercise_truth()["E"]
+def test_the_snippet_answers_are_what_each_path_really_carries() -> None:
+    truth = render_exercise_truth()
+    stored = RENDER_RECORD["summary"]
+    # A is element text of the block: a parser reads the stored summary back from it ...
+    assert ET.fromstring(f"<snippet>{truth['A']}</snippet>").text == stored
+    assert truth["A"] != stored and '"' in truth["A"]  # entities for < > &, quotes kept
+    # ... and B the inside of a JSON string literal: json.loads reads it back
+    assert json.loads(f'"{truth["B"]}"') == stored
+    assert truth["B"] != stored and "<code>" in truth["B"]  # backslashes, no entities
 
 
-def test_pretty_json_keeps_the_data(engine: RecallEngine) -> None:
-    text = recall_history("layered memory", 5, engine=engine, as_of=AS_OF, query_id="q-1")
-    pretty = pretty_json(text)
-    assert json.loads(pretty) == json.loads(text)
-    assert pretty.startswith('{\n  "query": {')
+def test_the_hit_counts_teach_what_the_notebook_says() -> None:
+    truth = render_exercise_truth()
+    assert truth["C"] == 2  # one of the two matches is in a record's content, not its summary
+    assert truth["D"] == 1  # "decision" is only in a provenance title, never searched
+    assert truth["E"] == "rejected" and RENDER_CALLS["E"][2] == 11  # the limit, not the query
 
 
-def test_hits_frame_flattens_every_hit(engine: RecallEngine) -> None:
-    payload = json.loads(
-        recall_history(
-            "memory recall transcript jsonl sqlite", 10, engine=engine, as_of=AS_OF, query_id="q-1"
-        )
-    )
-    frame = hits_frame(payload)
-    assert list(frame["rank"]) == [1, 2, 3, 4]
-    assert list(frame["memory_id"]) == [h["memory_id"] for h in payload["hits"]]
-    first = payload["hits"][0]
-    assert frame.loc[0, "total"] == first["score_breakdown"]["total"]
-    assert (
-        frame.loc[0, "recency_contribution"]
-        == (first["score_breakdown"]["contributions"]["recency"])
-    )
-    assert frame.loc[0, "matched_terms"] == "jsonl, sqlite"
-
-
-def test_hits_frame_of_no_hits_is_empty_with_columns() -> None:
-    frame = hits_frame({"hits": []})
-    assert frame.empty and "memory_id" in frame.columns
-
-
-def test_attribute_map_agrees_with_the_chapter_example(engine: RecallEngine) -> None:
-    result = engine.recall("  LAYERED   Memory  ", query_id="q-06-a", as_of=AS_OF)
-    frame = attribute_map_frame(result)
-    assert len(frame) == 3 + 13
-    assert frame["agrees"].all()
-    total = frame[(frame["element"] == "hit[1]/score") & (frame["attribute"] == "total")]
-    assert total.iloc[0]["rendered"] == "0.995161"
-    assert set(frame["comes_from"]) >= {
-        "query.query_id",
-        "hit.provenance.captured_at",
-        "hit.snippet",
+def test_the_render_checker_accepts_the_solution_in_any_accepted_spelling() -> None:
+    assert check_render_predictions(RENDER_ANSWER).is_right
+    spelled = {
+        **RENDER_ANSWER,
+        "A": f"  {RENDER_ANSWER['A']} ",
+        "B": f'"{RENDER_ANSWER["B"]}"',  # the JSON string's own quotes copied too
+        "E": " Rejected ",
     }
-
-
-def test_attribute_map_of_an_empty_result_is_empty(engine: RecallEngine) -> None:
-    result = engine.recall("kubernetes", query_id="q", as_of=AS_OF)
-    assert attribute_map_frame(result).empty
-
-
-def test_parse_recalled_context(engine: RecallEngine) -> None:
-    result = engine.recall("layered memory", query_id="q", as_of=AS_OF)
-    (hit,) = parse_recalled_context(render_recall_context(result))
-    assert hit["hit.memory_id"] == "conversation-003"
-    assert hit["score.total"] == "0.995161"
-    assert hit["provenance.source_id"] == "transcript-conversation-003"
-    assert hit["snippet"] == result.hits[0].snippet
-    assert parse_recalled_context("") == []
-    with pytest.raises(ValueError, match="recalled_context"):
-        parse_recalled_context("<other/>")
-
-
-def test_a_hostile_memory_round_trips_and_forges_nothing(chapter: RemoteMemoryStore) -> None:
-    store_hostile_memory(chapter)
-    result = RecallEngine(chapter).recall("layered memory", query_id="q", as_of=AS_OF)
-    assert [h.memory_id for h in result.hits] == ["conversation-003", HOSTILE_MEMORY_ID]
-    parsed = parse_recalled_context(render_recall_context(result))
-    assert len(parsed) == 2
-    assert parsed[1]["snippet"] == HOSTILE_SUMMARY
-    assert parsed[1]["provenance.source_id"] == HOSTILE_SOURCE_ID
-    audit = escape_audit_frame(result).set_index("check")
-    assert (audit["render_recall_context"] == audit["expected"]).all()
-    assert audit.loc["<hit> elements a parser finds", "naive f-string"] == 3
-    assert audit.loc["<system> elements a parser finds", "naive f-string"] == 1
-
-
-def test_naive_render_really_is_broken(chapter: RemoteMemoryStore) -> None:
-    store_hostile_memory(chapter)
-    result = RecallEngine(chapter).recall("layered memory", query_id="q", as_of=AS_OF)
-    root = ET.fromstring(naive_render(result))
-    assert root.find("system") is not None
-    assert [h.get("memory_id") for h in root.findall("hit")][-1] == "forged"
-
-
-def test_no_hits_renders_nothing_but_a_wrapper_would_cost(engine: RecallEngine) -> None:
-    result = engine.recall("backend engineer", query_id="q-06-e", as_of=AS_OF)
-    assert render_recall_context(result) == "" and naive_render(result) == ""
-    wrapper = empty_wrapper(result)
-    assert ET.fromstring(wrapper).tag == "recalled_context"
-    assert len(wrapper) == 122
-
-
-def test_render_cost_frame_starts_at_zero_and_grows(engine: RecallEngine) -> None:
-    result = engine.recall(
-        "memory recall transcript jsonl sqlite", limit=10, query_id="q-06-w", as_of=AS_OF
-    )
-    cost = render_cost_frame(result)
-    assert list(cost["hits_kept"]) == [0, 1, 2, 3, 4]
-    assert cost.loc[0, "characters"] == 0
-    assert cost["characters"].is_monotonic_increasing
-    assert cost.loc[4, "characters"] == len(render_recall_context(result))
-    assert cost["added"].sum() == cost["characters"].iloc[-1]
-    assert list(cost["kth_memory_id"][1:]) == [h.memory_id for h in result.hits]
-
-
-def test_plot_render_budget_draws_one_bar_per_k(engine: RecallEngine) -> None:
-    import matplotlib.pyplot as plt
-
-    result = engine.recall(
-        "memory recall transcript jsonl sqlite", limit=10, query_id="q", as_of=AS_OF
-    )
-    cost = render_cost_frame(result)
-    fig = plot_render_budget(cost, 1200)
-    (ax,) = fig.axes
-    assert len(ax.patches) == len(cost)
-    colors = [patch.get_facecolor() for patch in ax.patches]
-    assert colors[1] != colors[-1]  # within budget vs over it
-    plt.close(fig)
-
-
-def test_profile_selection_ignores_file_order(chapter: RemoteMemoryStore) -> None:
-    newer = chapter.append(
-        kind=MemoryKind.PROFILE,
-        memory_id="profile-002",
-        content="Newer snapshot.",
-        summary="Newer.",
-        stored_at="2026-08-01T08:00:00Z",
-        source=MemorySource("ps-2", "profile_snapshot", "t", "2026-08-01T08:00:00Z"),
-    )
-    old = add_late_profile_import(chapter)
-    frame = profile_frame(chapter)
-    assert list(frame["memory_id"]) == ["profile-001", "profile-002", old.memory_id]
-    assert list(frame["injected"]) == [False, True, False]
-    assert frame["file_line"].iloc[-1] == 9
-    block = parse_profile_block(build_system_prompt(chapter))
-    assert block["memory_id"] == newer.memory_id
-    assert block["source_id"] == "ps-2" and block["captured_at"] == "2026-08-01T08:00:00Z"
-    assert block["content"] == "Newer snapshot."
-
-
-def test_parse_profile_block_without_a_profile(tmp_path: Path) -> None:
-    empty = RemoteMemoryStore(tmp_path / "empty.jsonl")
-    assert parse_profile_block(build_system_prompt(empty)) == {}
-
-
-def test_profile_only_terms_give_no_hits(chapter: RemoteMemoryStore) -> None:
-    frame = profile_vs_recall_frame(chapter, "backend engineer runnable examples")
-    assert frame["in_latest_profile"].all() and not frame["in_a_conversation"].any()
-    result = RecallEngine(chapter).recall("backend engineer runnable examples", as_of=AS_OF)
-    assert result.hits == () and result.searched_records == 6
+    assert check_render_predictions(spelled).is_right
 
 
 @pytest.mark.parametrize(
-    ("text", "limit"),
+    ("change", "fragment"),
     [
-        ("", 5),
-        ("   ", 5),
-        ("?!", 5),
-        (None, 5),
-        (42, 5),
-        ("layered", 0),
-        ("layered", 11),
-        ("layered", True),
-        ("layered", 2.5),
-        ("x" * 2001, 5),
+        ({"A": RENDER_RECORD["summary"]}, "A: you said"),
+        ({"A": "Wrap ids in &lt;code&gt; &amp; &quot;quote&quot; them."}, "attribute values"),
+        ({"B": RENDER_RECORD["summary"]}, "json.loads gives back"),
+        ({"A": RENDER_ANSWER["B"], "B": RENDER_ANSWER["A"]}, "the block uses entities"),
+        ({"C": 1}, "content column"),
+        ({"D": 2}, "title is never searched"),
+        ({"E": 0}, "the limit"),
+        ({"C": "2"}, "C: you said"),
+        ({"D": True}, "D: you said"),
     ],
 )
-def test_explore_query_never_raises_on_rejected_input(
-    engine: RecallEngine, text: object, limit: object
-) -> None:
-    view = explore_query(engine, text, limit=limit, as_of=AS_OF)
-    assert not view.ok and view.xml_text == "" and view.frame.empty
-    assert view.message.startswith("⛔") and "RemoteMemoryValidationError" in view.message
-    assert json.loads(view.json_text)["error"]["type"] == "RemoteMemoryValidationError"
+def test_the_render_checker_names_each_mistake(change: dict, fragment: str) -> None:
+    result = check_render_predictions({**RENDER_ANSWER, **change})
+    assert not result.is_right and fragment in str(result)
 
 
-def test_explore_query_with_hits_and_without(engine: RecallEngine) -> None:
-    view = explore_query(engine, "recall provenance score", limit=3, as_of=AS_OF)
-    assert view.ok and view.message.startswith("✅")
-    assert list(view.frame["memory_id"]) == ["conversation-006"]
-    assert parse_recalled_context(view.xml_text)[0]["hit.memory_id"] == "conversation-006"
-    assert json.loads(view.json_text)["query"]["query_id"] == "q-06-widget"
-    empty = explore_query(engine, "kubernetes", as_of=AS_OF)
-    assert empty.ok and empty.xml_text == "" and empty.message.startswith("∅")
+def test_the_render_checker_placeholder_and_partial_answers() -> None:
+    assert str(check_render_predictions(...)).startswith("⏳ Not answered yet")
+    assert "B, C, D, E" in str(check_render_predictions({"A": "x"}))
+    assert "dict" in str(check_render_predictions(["x"]))
 
 
-def test_query_widget_builds_and_refreshes(engine: RecallEngine) -> None:
-    calls = []
-
-    def spy(*args, **kwargs):
-        calls.append(args[1])
-        return explore_query(*args, **kwargs)
-
-    box = query_widget(engine, as_of=AS_OF, initial="layered memory", view=spy)
-    summary, table, context = box.children[1:]
-    assert "conversation-003" in table.value and "&lt;recalled_context" in context.value
-    text = box.children[0].children[0]
-    text.value = "?!"
-    assert calls == ["layered memory", "?!"]
-    assert table.value == "" and "RemoteMemoryValidationError" in summary.value
+def test_no_answer_of_06_is_on_screen_before_the_exercise() -> None:
+    shown = before_your_turn("06_render")
+    truth = render_exercise_truth()
+    for label in ("A", "B"):
+        assert truth[label] not in shown, f"{label}'s answer is on screen"
+    for label, (_, text, limit) in RENDER_CALLS.items():
+        if limit <= 10:  # E's query is section 3's; its limit is what E is about
+            assert f'"{text}"' not in shown, f"{label}'s query {text!r} runs before it"
+    assert "limit=11" not in shown and ", 11," not in shown
+    assert RENDER_RECORD["memory_id"] not in shown
+    table = render_exercise_frame().to_string()
+    assert truth["A"] not in table and truth["B"] not in table
 
 
-def test_exercise_truth() -> None:
-    assert set(EXERCISE_CALLS) == {"A", "B", "C", "D", "E"}
-    assert exercise_truth() == {"A": 1, "B": 0, "C": "rejected", "D": 2, "E": 3}
+# -- notebook 06b ----------------------------------------------------------------------------
 
 
-def test_checker_accepts_the_reference_solution() -> None:
-    answer = runpy.run_path(str(SOLUTION))["my_prediction"]
-    assert str(check_render_predictions(answer)).startswith("✅")
+def test_each_profile_scenario_teaches_its_rule() -> None:
+    truth = profile_exercise_truth()
+    assert truth == PROFILE_ANSWER
+    _, tied = PROFILE_SCENARIOS["B"]
+    assert {r["source"].captured_at for r in tied} == {"2026-07-31T09:00:00Z"}  # a real tie
+    assert truth["B"] == max(r["memory_id"] for r in tied)  # text order: "profile-9" wins
+    _, (singapore,) = PROFILE_SCENARIOS["D"]
+    assert singapore["source"].captured_at > "2026-07-30T09:00:00Z"  # as text it would win
+    assert truth["D"] == "profile-001"  # as an instant it is one hour older
 
 
-@pytest.mark.parametrize(
-    ("answer", "start", "fragment"),
-    [
-        (..., "⏳", "Not answered"),
-        ({"A": 1}, "⏳", "B, C, D, E"),
-        ({"A": 1, "B": 1, "C": "rejected", "D": 2, "E": 3}, "❌", "PROFILE"),
-        ({"A": 1, "B": 0, "C": 0, "D": 2, "E": 3}, "❌", "punctuation"),
-        ({"A": 1, "B": 0, "C": "rejected", "D": 4, "E": 3}, "❌", "limit"),
-        ({"A": 1, "B": 0, "C": "rejected", "D": 2, "E": 10}, "❌", "whole word"),
-        ({"A": 1, "B": 0, "C": "rejected", "D": 2, "E": 4}, "❌", "E:"),
-        ({"A": True, "B": 0, "C": "rejected", "D": 2, "E": 3}, "❌", "A:"),
-        ([1, 0, "rejected", 2, 3], "❌", "dict"),
-    ],
-)
-def test_checker_rejects_wrong_answers(answer: object, start: str, fragment: str) -> None:
-    message = str(check_render_predictions(answer))
-    assert message.startswith(start) and fragment in message
-
-
-def test_checker_accepts_case_and_spaces_in_rejected() -> None:
-    answer = {"A": 1, "B": 0, "C": " Rejected ", "D": 2, "E": 3}
-    assert str(check_render_predictions(answer)).startswith("✅")
-
-
-# -- notebook 06b's exercise ------------------------------------------------------------------
-
-
-def test_profile_exercise_truth() -> None:
-    assert set(PROFILE_SCENARIOS) == {"A", "B", "C", "D", "E"}
-    assert profile_exercise_truth() == {
-        "A": "profile-000",
-        "B": "profile-002",
-        "C": "profile-001",
-        "D": "profile-001",
-        "E": None,
-    }
-
-
-def test_profile_exercise_frame_states_the_task_without_the_answer() -> None:
+def test_the_profile_table_shows_the_records_as_given_and_no_answer() -> None:
     frame = profile_exercise_frame()
-    assert list(frame["call"]) == ["A", "B", "C", "D", "E"]
+    assert list(frame["call"]) == ["A", "B", "B", "C", "D", "E"]
     assert "injected" not in frame.columns
-    assert frame.loc[4, "memory_id"] == "-"
+    assert "2026-07-30T16:00:00+08:00" in set(frame["captured_at"])  # not converted
 
 
-def test_profile_checker_accepts_the_reference_solution() -> None:
-    answer = runpy.run_path(str(PROFILE_SOLUTION))["my_prediction"]
-    assert str(check_profile_predictions(answer)).startswith("✅")
-    spelled = {**answer, "C": " profile-001 ", "E": "None"}
+def test_the_profile_checker_accepts_the_solution_in_any_accepted_spelling() -> None:
+    assert check_profile_predictions(PROFILE_ANSWER).is_right
+    spelled = {**PROFILE_ANSWER, "C": " profile-001 ", "E": "None"}
     assert check_profile_predictions(spelled).is_right
 
 
-RIGHT_PROFILES = {
-    "A": "profile-000",
-    "B": "profile-002",
-    "C": "profile-001",
-    "D": "profile-001",
-    "E": None,
-}
-
-
 @pytest.mark.parametrize(
-    ("answer", "start", "fragment"),
+    ("change", "fragment"),
     [
-        (..., "⏳", "Not answered"),
-        ({"A": "profile-000"}, "⏳", "B, C, D, E"),
-        ({**RIGHT_PROFILES, "A": "profile-001"}, "❌", "newest snapshot by captured_at"),
-        ({**RIGHT_PROFILES, "B": "profile-001"}, "❌", "tie is broken by memory_id"),
-        ({**RIGHT_PROFILES, "C": "profile-imported"}, "❌", "file line"),
-        ({**RIGHT_PROFILES, "D": "conversation-007"}, "❌", "only PROFILE records"),
-        ({**RIGHT_PROFILES, "E": "profile-001"}, "❌", "no block"),
-        ({**RIGHT_PROFILES, "E": ""}, "❌", "E:"),
-        (["profile-000"], "❌", "dict"),
+        ({"A": "profile-001"}, "newest captured_at wins"),
+        ({"B": "profile-10"}, "not as a number"),
+        ({"B": "profile-001"}, "max() takes the larger"),
+        ({"C": "profile-imported"}, "file line"),
+        ({"D": "profile-sg"}, "convert the offset to UTC"),
+        ({"E": "conversation-007"}, "only PROFILE records"),
+        ({"E": ""}, "E: you said"),
     ],
 )
-def test_profile_checker_rejects_wrong_answers(answer: object, start: str, fragment: str) -> None:
-    message = str(check_profile_predictions(answer))
-    assert message.startswith(start) and fragment in message
+def test_the_profile_checker_names_each_mistake(change: dict, fragment: str) -> None:
+    result = check_profile_predictions({**PROFILE_ANSWER, **change})
+    assert not result.is_right and fragment in str(result)
+
+
+def test_the_profile_checker_placeholder() -> None:
+    assert str(check_profile_predictions(...)).startswith("⏳ Not answered yet")
+    assert "dict" in str(check_profile_predictions(["profile-000"]))
+
+
+def test_no_answer_of_06b_is_on_screen_before_the_exercise() -> None:
+    shown = before_your_turn("06b_profile")
+    for label, (_, records) in PROFILE_SCENARIOS.items():
+        for record in records:
+            assert record["memory_id"] not in shown, f"{label}: {record['memory_id']} is shown"
+    # the rules are taught before they are asked: text order on a tie, and the instant
+    assert "max" in shown and "ascending" in shown and "compared as text" in shown
+    assert "+08:00" in shown and "16:00:00+08:00" not in shown

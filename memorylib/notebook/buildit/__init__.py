@@ -15,12 +15,13 @@ worked examples, then generated inputs, and a ``CheckResult`` that is not answer
 (the template still raises ``NotImplementedError``), right, or wrong with the smallest
 counterexample and a hint from the stage's catalogue of typical mistakes.
 ``reference_source(stage)`` is the library's source for a stage, closed. The capstone
-(notebook 06) runs your functions as one pipeline (``Pipeline``, ``compare_on_corpus``).
+(notebook 06c) runs your functions as one pipeline (``Pipeline``, ``compare_on_corpus``);
+its exercise, five pipelines each with one stage broken on purpose, is ``capstone``.
 
 One module per stage (``normalize``, ``candidates``, ``scoring``, ``ranking``,
 ``render``: worked examples, a strategy of generated inputs, typical mistakes), the
 records they share (``fixtures``), the closed source (``reference``) and the capstone
-(``pipeline``). A shared notebook helper: it imports no view module.
+(``pipeline``, and its exercise ``capstone``). A shared notebook helper: it imports no view module.
 """
 
 from __future__ import annotations
