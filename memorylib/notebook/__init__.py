@@ -16,9 +16,9 @@ load only when a notebook imports one of these modules.
   bars, recency curves, bump charts, the funnel, one colour per meaning), ``exercises``
   (the one exercise engine: every "Your turn" check, its verdicts, their text and HTML,
   function exercises checked on worked examples and generated cases, value checks and
-  quiz questions), ``buildit`` (the build-it exercises of 02-06 on that engine, and
-  notebook 06's pipeline of them), ``analysis`` (language and label statistics of the
-  course data) and ``failure_race`` (the multi-process race; standard library and
+  quiz questions), ``buildit`` (the build-it exercises of 02-06 on that engine, and the
+  capstone's pipeline of them, notebook 06c), ``analysis`` (language and label statistics
+  of the course data) and ``failure_race`` (the multi-process race; standard library and
   memorylib only, because every spawned contender imports it).
 
 Imports follow one convention: pandas and matplotlib at module level, always as
