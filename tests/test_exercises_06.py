@@ -13,14 +13,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from memorylib.notebook.render_views import (
+from memorylib.notebook.buildit.profile import (
     PROFILE_SCENARIOS,
-    RENDER_CALLS,
-    RENDER_RECORD,
     check_profile_predictions,
-    check_render_predictions,
     profile_exercise_frame,
     profile_exercise_truth,
+)
+from memorylib.notebook.buildit.render import (
+    RENDER_CALLS,
+    RENDER_RECORD,
+    check_render_predictions,
     render_exercise_frame,
     render_exercise_truth,
 )
