@@ -328,7 +328,7 @@ CHECKERS = [
     ("normalize_views", "check_predicted_terms", (), {}),
     ("candidate_views", "check_quiet_query", ((),), {"user_scope": "x", "as_of": "x"}),
     ("candidate_views", "check_cache_query", ((),), {"user_scope": "x", "as_of": "x"}),
-    ("scoring_views", "check_total_answer", (None,), {}),
+    ("buildit.scoring", "check_q11_total", (), {}),
     ("rank_views", "check_order_answer", (), {}),
     ("render_views", "check_render_predictions", (), {}),
     ("render_views", "check_profile_predictions", (), {}),
