@@ -329,7 +329,7 @@ CHECKERS = [
     ("candidate_views", "check_quiet_query", ((),), {"user_scope": "x", "as_of": "x"}),
     ("candidate_views", "check_cache_query", ((),), {"user_scope": "x", "as_of": "x"}),
     ("buildit.scoring", "check_q11_total", (), {}),
-    ("rank_views", "check_order_answer", (), {}),
+    ("buildit.ranking", "check_tie_order", (), {}),
     ("render_views", "check_render_predictions", (), {}),
     ("render_views", "check_profile_predictions", (), {}),
     ("failure_views", "check_error_predictions", (), {}),
