@@ -1,9 +1,9 @@
 """Notebooks 04 (score) and 05 (stable rank) in a real browser: JupyterLab runs a CLEARED
-copy top to bottom (Run All) with no error output, and each notebook's widget answers a
-key press the way a student moves it: 04's record-age slider from 1 to 2 days redraws the
-breakdown (recency 1 / (1 + 2/30) = 0.9375), 05's as_of slider from the end of November
-to the end of October shows that month's five hits (omar-conv-042 first). Screenshots go to
-``artifacts/screenshots/``."""
+copy top to bottom (Run All), no cell writes to stderr or raises, and each notebook's
+widget answers a key press the way a student moves it: 04's record-age slider from 1 to 2
+days redraws the breakdown (recency 1 / (1 + 2/30) = 0.9375), 05's as_of slider from the
+end of November to the end of October shows that month's five hits (omar-conv-042 first).
+Screenshots go to ``artifacts/screenshots/``."""
 
 from __future__ import annotations
 
@@ -56,8 +56,14 @@ def run_all(browser, notebook: Path, tmp_path: Path, drive) -> None:
                 state="attached", timeout=120_000
             )
             status.get_by_text("Idle").wait_for(timeout=30_000)
+            stderr = page.locator(
+                '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+            )
+            assert stderr.count() == 0, stderr.all_text_contents()
             errors = page.locator(".jp-OutputArea-output", has_text="Traceback")
-            assert errors.count() == 0, errors.first.text_content()
+            assert errors.count() == 0, errors.all_text_contents()
+            pending = [p for p in page.locator(".jp-InputPrompt").all_text_contents() if "*" in p]
+            assert not pending, pending
             drive(page)
             status.get_by_text("Idle").wait_for(timeout=30_000)  # the chart is redrawn too
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
