@@ -7,9 +7,9 @@ its recency 1 / (1 + age / 30)) on the seven fields the chapter defines. Floats 
 rounded to 6 places, and are compared within the engine's ``TOLERANCE`` (adding two
 rounded contributions is as right as rounding their sum).
 
-Generated candidates match 1..n of n query terms (n up to 7) and were captured from a
-year before ``as_of`` to a few days after it, at whole and fractional days, and stored
-some days after they were captured (so ``stored_at`` is never mistaken for the age).
+Generated candidates match 1..n of n query terms (n up to 7) and were captured from 400
+days before ``as_of`` to 3 days after it, at whole and fractional days, and stored some
+days after they were captured (so ``stored_at`` is never mistaken for the age).
 """
 
 from __future__ import annotations
