@@ -33,7 +33,10 @@ def browser() -> Iterator[object]:
 
 
 def run_all(browser, notebook: Path, tmp_path: Path, drive) -> None:
-    """Serve a cleared copy of ``notebook``, Run All, wait for the last cell, then ``drive``."""
+    """Serve a cleared copy of ``notebook``, Run All, wait for the last cell, then ``drive``.
+
+    ``drive`` reads ``textContent``, never ``innerText``: JupyterLab does not render cells
+    scrolled off screen, and the innerText of an unrendered node is ""."""
     root = tmp_path / "root"
     root.mkdir()
     served = cleared_copy(notebook, root)
@@ -86,7 +89,7 @@ def test_04_runs_in_jupyterlab_and_its_explorer_rescores(browser, tmp_path) -> N
         age = box.locator(".widget-hslider").nth(3)  # lexical, recency, window, age
         age.locator(".noUi-handle").focus()
         page.keyboard.press("ArrowRight")
-        assert age.locator(".widget-readout").inner_text().strip() == "2.00"
+        assert age.locator(".widget-readout").text_content().strip() == "2.00"
         page.wait_for_function(
             "el => el.textContent.includes('0.9375')", arg=table.element_handle()
         )
@@ -100,7 +103,7 @@ def test_05_runs_in_jupyterlab_and_its_as_of_slider_replays(browser, tmp_path) -
         box.scroll_into_view_if_needed()
         table = box.locator(".widget-html")
         slider = box.locator(".widget-hslider").first
-        assert slider.locator(".widget-readout").inner_text().strip() == "2026-11-30"
+        assert slider.locator(".widget-readout").text_content().strip() == "2026-11-30"
         slider.locator(".noUi-handle").focus()
         page.keyboard.press("ArrowLeft")
         page.wait_for_function(
