@@ -20,9 +20,10 @@ its exercise, five pipelines each with one stage broken on purpose, is ``capston
 
 One module per stage (``normalize``, ``candidates``, ``scoring``, ``ranking``,
 ``render``: worked examples, a strategy of generated inputs, typical mistakes; the
-"Your turn" checks of 02, 03 and 06 live in their stage's module too:
+"Your turn" checks of 02 to 06 live in their stage's module too:
 ``normalize.check_predicted_terms``, ``candidates.check_quiet_query``,
-``candidates.check_cache_query`` and ``render.check_render_predictions``), 06b's profile
+``candidates.check_cache_query``, ``scoring.check_q11_total``, ``ranking.check_tie_order``
+and ``render.check_render_predictions``), 06b's profile
 check (``profile``: the profile takes no stage), the records they share (``fixtures``),
 the closed source (``reference``) and the capstone (``pipeline``, and its exercise
 ``capstone``). A shared notebook helper: it imports no view module.
