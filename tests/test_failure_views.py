@@ -106,12 +106,10 @@ def test_checker_rejects_wrong_answers(answer: object, start: str, fragment: str
     assert not result.is_right
 
 
-def _cells_before_the_exercise() -> list:
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    cut = next(
-        i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Your turn" in c.source
-    )
-    return nb.cells[:cut], nb.cells[cut]
+def _cells_before_the_exercise() -> tuple[list, nbformat.NotebookNode]:
+    cells = nbformat.read(NOTEBOOK, as_version=4).cells
+    cut = next(i for i, c in enumerate(cells) if "## Your turn" in c.source)
+    return cells[:cut], cells[cut]
 
 
 def _shown(cell) -> str:
