@@ -1,7 +1,7 @@
-"""The self-check of notebook 07b's "Your turn": what five retractions leave behind.
+"""The self-check of notebook 07b's "Your turn": what six retractions leave behind.
 
 Everything else notebook 07b shows is written in its cells. The checker stays here so
-that the answer is not on the student's screen: it runs the five steps for real on a
+that the answer is not on the student's screen: it runs the six steps for real on a
 fresh teaching store in a temporary directory and answers the five questions from it.
 ``store.retract`` goes beyond the chapter (see CONTRACT.md).
 """
@@ -33,7 +33,7 @@ _SOURCE = MemorySource(
     "review-2026-08-02", "design_review", "memory design review", "2026-08-02T09:00:00Z"
 )
 
-# -- the exercise: predict what five retractions leave behind ------------------------------------
+# -- the exercise: predict what six retractions leave behind ------------------------------------
 
 # (target, retraction_id), retracted in this order on a fresh teaching store
 # (profile-001 and conversation-001..006: 7 lines); step 4 targets a retraction.
@@ -43,6 +43,7 @@ _STEPS = (
     ("conversation-005", "r-3"),
     ("r-2", "r-4"),
     ("conversation-002", "r-5"),
+    ("conversation-006", "r-6"),
 )
 # step -> the call, as shown to the student (exercise_truth runs exactly these)
 EXERCISE_STEPS: dict[str, str] = {
@@ -51,7 +52,7 @@ EXERCISE_STEPS: dict[str, str] = {
 }
 
 EXERCISE_QUESTIONS: dict[str, str] = {
-    "lines": "len(store.read_all()) after the five steps (an int)",
+    "lines": "len(store.read_all()) after the six steps (an int)",
     "returned": "the memory_id of the record step 3 returns (a str)",
     "profile": "store.latest_profile(): its memory_id, or None",
     "searched": 'RecallEngine(store).recall("memory").searched_records (an int)',
