@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +50,6 @@ __all__ = [
     "check_restated_query",
     "format_event",
     "format_transcript",
-    "missing_configuration_message",
     "redact",
     "run_agent",
 ]
@@ -61,7 +59,6 @@ MODES = ("stand-in", "script", "live")
 # carry their own "[stand-in model]" label).
 SPEAKERS = {"stand-in": "assistant", "script": "script", "live": "model"}
 _SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-_CONFIG_VARIABLES = ("MODEL_ID", *_SECRET_VARIABLES)
 
 
 @dataclass(frozen=True)
@@ -233,28 +230,6 @@ def run_agent(
         error=redact(error) if error else None,
         requests=tuple(kept) if isinstance(kept, list) else (),
     )
-
-
-@contextmanager
-def _without_configuration() -> Iterator[None]:
-    saved = {name: os.environ.pop(name) for name in _CONFIG_VARIABLES if name in os.environ}
-    try:
-        yield
-    finally:
-        os.environ.update(saved)
-
-
-def missing_configuration_message() -> str:
-    """What live mode says on a machine with no configuration (the real check, run now).
-
-    The environment is restored afterwards, so the output is the same on every machine.
-    """
-    with _without_configuration():
-        try:
-            runtime_client()
-        except ConfigurationError as exc:
-            return f"ConfigurationError: {exc}"
-    return "no error"  # pragma: no cover - runtime_client always fails without MODEL_ID
 
 
 # -- showing ------------------------------------------------------------------------------
