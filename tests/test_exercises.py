@@ -325,9 +325,9 @@ def test_every_message_the_engine_writes_comes_from_the_catalogue() -> None:
 CHECKERS = [
     ("records_views", "check_append_predictions", (), {}),
     ("records_views", "check_scope_function", (), {}),
-    ("normalize_views", "check_predicted_terms", (), {}),
-    ("candidate_views", "check_quiet_query", ((),), {"user_scope": "x", "as_of": "x"}),
-    ("candidate_views", "check_cache_query", ((),), {"user_scope": "x", "as_of": "x"}),
+    ("buildit.normalize", "check_predicted_terms", (), {}),
+    ("buildit.candidates", "check_quiet_query", (), {}),
+    ("buildit.candidates", "check_cache_query", (), {}),
     ("scoring_views", "check_total_answer", (None,), {}),
     ("rank_views", "check_order_answer", (), {}),
     ("render_views", "check_render_predictions", (), {}),
