@@ -4,6 +4,7 @@ message, and a check says the same thing every time. Then the capstone pipeline.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import html
 import math
@@ -13,6 +14,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -538,6 +540,33 @@ def test_the_reference_source_is_the_real_code_and_closed(stage: str) -> None:
     assert f"def {main}(" in shown.source
     assert "def " not in str(shown)  # the text form names it, shows no code
     assert "/work/" not in markup and "/home/" not in markup
+
+
+def test_the_normalize_reference_shows_everything_of_memorylib_it_reads() -> None:
+    # normalize_text calls fold_whitespace (memorylib/checks.py) and is_cjk reads CJK_FIRST
+    # and CJK_LAST: a reader of the closed reference must not meet a name it cannot see
+    from memorylib import query
+
+    shown = buildit.reference_source("normalize")
+    tree = ast.parse(shown.source)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    defined |= {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    unseen = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in defined:
+            value = vars(query).get(node.id)
+            if value is None or isinstance(value, (type, ModuleType)):
+                continue  # a builtin, a class or a module (unicodedata, itertools)
+            home = value.__module__ if callable(value) else "memorylib.query"  # a constant
+            if home.startswith("memorylib"):
+                unseen.append(node.id)
+    assert unseen == []
+    assert "# memorylib/checks.py\ndef fold_whitespace(" in shown.source
+    assert "fold_whitespace from memorylib/checks.py; CJK_FIRST, CJK_LAST" in str(shown)
 
 
 def test_an_unknown_stage_is_refused() -> None:
