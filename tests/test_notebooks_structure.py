@@ -222,7 +222,7 @@ def _template_values(stem: str) -> dict[str, object]:
 
 
 TEMPLATES = [
-    ("01_stored_records", "records_views", "check_append_predictions", "01_stored_records.py"),
+    ("01_stored_records", "records_exercises", "check_append_predictions", "01_stored_records.py"),
     (
         "07_failures_and_recovery",
         "failure_views",

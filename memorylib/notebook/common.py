@@ -276,14 +276,6 @@ class Workspace:
         relative = Path(path).resolve().relative_to(self.root.resolve())
         return f"<workspace>/{relative.as_posix()}"
 
-    def listing(self) -> list[tuple[str, int]]:
-        """(relative name, size in bytes) of every file in the workspace, sorted."""
-        return sorted(
-            (p.relative_to(self.root).as_posix(), p.stat().st_size)
-            for p in self.root.rglob("*")
-            if p.is_file()
-        )
-
     def cleanup(self) -> None:
         self._finalizer()
 

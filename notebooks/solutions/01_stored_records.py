@@ -1,16 +1,24 @@
 """Reference solution for notebook 01 (stored records), "Your turn" (for instructors).
 
-The five appends, each through ``user_store(user_id)`` (one file per user_scope):
+A. The six appends, each through ``user_store(user_id)`` (one file per user_scope):
 
-A  "Dana",        note-1 -> written: the first record of user "dana".
-B  " dana ",      note-2 -> written: strip + casefold gives "dana", the same user and file;
-                            note-2 is a new id there.
-C  "DANA",        note-1 -> RemoteMemoryDuplicateError: "dana" again, and note-1 is already
-                            in that user's store (nothing is written).
-D  "Dana Okafor", note-1 -> written: "dana okafor" is another key, so another scope and file;
-                            ids are unique per store, not across users.
-E  "dana",        note 3 -> RemoteMemoryValidationError: a memory_id may not contain a space.
-files                    -> 2: one for "dana" (2 lines), one for "dana okafor" (1 line).
+A  "Dana",        note-1  -> written: the first record of user "dana".
+B  " dana ",      note-2  -> written: strip + casefold gives "dana", the same user and file;
+                             note-2 is a new id there.
+C  "DANA",        note-1  -> RemoteMemoryDuplicateError: "dana" again, and note-1 is already
+                             in that user's store (nothing is written). Its parent class,
+                             RemoteMemoryValidationError, is not accepted: name the subclass.
+D  "Dana Okafor", note-1  -> written: "dana okafor" is another key, so another scope and file;
+                             ids are unique per store, not across users.
+E  "Erin",        -draft  -> RemoteMemoryValidationError: an id must start with a letter or a
+                             digit. Validation comes before the lock, so no file is created.
+F  "dana",        笔记-1   -> written: an id may hold letters of any script.
+files                     -> 2: "dana" (3 lines: A, B, F) and "dana okafor" (1 line); Erin has
+                             no file.
+
+B. The call: 18:10 on 15 July 2026 in UTC-7 is 01:10 on 16 July in UTC (captured_at); the sync
+job stored it at 01:22 UTC (stored_at). Either spelling of captured_at works: the store
+re-emits "2026-07-15T18:10:00-07:00" as "2026-07-16T01:10:00Z".
 
 The optional stretch: ``my_user_scope`` below agrees with ``user_scope_for`` everywhere
 (``lower()`` instead of ``casefold()`` fails on "Straße"; forgetting ``strip()`` fails on
@@ -19,7 +27,14 @@ The optional stretch: ``my_user_scope`` below agrees with ``user_scope_for`` eve
 
 import hashlib
 
-from memorylib import RemoteMemoryDuplicateError, RemoteMemoryValidationError
+from memorylib import (
+    MemoryKind,
+    MemorySource,
+    RemoteMemoryDuplicateError,
+    RemoteMemoryStore,
+    RemoteMemoryValidationError,
+    StoredMemory,
+)
 
 my_prediction = {
     "A": None,
@@ -27,8 +42,26 @@ my_prediction = {
     "C": RemoteMemoryDuplicateError,
     "D": None,
     "E": RemoteMemoryValidationError,
+    "F": None,
     "files": 2,
 }
+
+
+def my_record_in(omar_store: RemoteMemoryStore) -> StoredMemory:
+    """Exercise B: what the notebook's answer cell holds, ``my_record = omar_store.append(...)``."""
+    return omar_store.append(
+        kind=MemoryKind.CONVERSATION,
+        memory_id="tools-review-0715",
+        content="Weekly tools review: agreed to keep the shell tool behind a confirmation.",
+        summary="Tools review: shell tool stays behind a confirmation.",
+        source=MemorySource(
+            source_id="call-0715",
+            source_type="conversation_transcript",
+            title="weekly tools review",
+            captured_at="2026-07-15T18:10:00-07:00",
+        ),
+        stored_at="2026-07-16T01:22:00Z",
+    )
 
 
 def my_user_scope(user_id: str) -> str:
