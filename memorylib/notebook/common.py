@@ -271,6 +271,11 @@ class Workspace:
     def path(self, name: str) -> Path:
         return self.root / name
 
+    def fresh_path(self, name: str) -> Path:
+        """``name`` inside a new, empty folder of the workspace, at each call: a cell that
+        makes its store on it starts from a clean file every time it is run."""
+        return Path(tempfile.mkdtemp(prefix="run-", dir=self.root)) / name
+
     def show(self, path: str | os.PathLike[str]) -> str:
         """``path`` relative to the workspace, as ``<workspace>/...``."""
         relative = Path(path).resolve().relative_to(self.root.resolve())
