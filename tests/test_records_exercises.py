@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import runpy
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -21,6 +22,8 @@ from memorylib import (
     StoredMemory,
     user_scope_for,
 )
+from memorylib.datasets import COURSE_USERS, course_records
+from memorylib.notebook.common import Workspace
 from memorylib.notebook.records_exercises import (
     BUILT_RECORD,
     EXERCISE_APPENDS,
@@ -30,6 +33,8 @@ from memorylib.notebook.records_exercises import (
     check_scope_function,
     exercise_truth,
 )
+from memorylib.seed import TEACHING_RECORDS
+from memorylib.timestamps import format_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = runpy.run_path(str(ROOT / "notebooks" / "solutions" / "01_stored_records.py"))
@@ -68,6 +73,21 @@ def test_the_notebook_shows_the_appends_the_checker_runs() -> None:
         re.M,
     )
     assert {label: (user, memory_id) for label, user, memory_id in rows} == EXERCISE_APPENDS
+
+
+def test_the_shape_comment_and_the_placeholder_carry_no_values() -> None:
+    # Even a value marked "not the answer" gives one away by elimination: the comment over
+    # my_prediction names the seven keys with ... only, and so does the not-answered message.
+    _, your_turn = _cells_before_your_turn()
+    (cell,) = [c for c in your_turn if c.cell_type == "code" and "my_prediction = ..." in c.source]
+    comment = " ".join(line for line in cell.source.splitlines() if line.startswith("#"))
+    shape = re.search(r"\{.*\}", comment)
+    assert shape, comment
+    pairs = re.findall(r'"(\w+)":\s*([^,}]+)', shape.group())
+    assert [key for key, _ in pairs] == [*EXERCISE_APPENDS, "files"]
+    assert {value.strip() for _, value in pairs} == {"..."}
+    waiting = str(check_append_predictions(...))
+    assert waiting.startswith("⏳") and not re.search(r'"\w+":\s*[^.\s]', waiting), waiting
 
 
 def test_the_checker_accepts_the_reference_solution() -> None:
@@ -149,19 +169,22 @@ def omar(tmp_path: Path) -> RemoteMemoryStore:
     return RemoteMemoryStore(tmp_path / "omar.jsonl", user_id="omar.haddad@northwind.example")
 
 
+CAPTURED, STORED = BUILT_RECORD["captured_at"], BUILT_RECORD["stored_at"]
+
+
 def append_call(store: RemoteMemoryStore, **changes) -> StoredMemory:
     source = changes.pop("source", None) or MemorySource(
         "call-0715",
-        "conversation_transcript",
+        changes.pop("source_type", "conversation_transcript"),
         "tools review",
-        changes.pop("captured_at", "2026-07-16T01:10:00Z"),
+        changes.pop("captured_at", CAPTURED),
     )
     fields = dict(
         kind=MemoryKind.CONVERSATION,
         content="Kept the shell tool behind a confirmation.",
         summary="Shell tool stays behind a confirmation.",
         source=source,
-        stored_at="2026-07-16T01:22:00Z",
+        stored_at=STORED,
     )
     return store.append(**{**fields, **changes})
 
@@ -174,7 +197,64 @@ def test_the_reference_record_passes(omar: RemoteMemoryStore) -> None:
 
 
 def test_the_record_given_in_utc_passes_too(omar: RemoteMemoryStore) -> None:
-    assert check_built_record(append_call(omar), omar).is_right
+    result = check_built_record(append_call(omar), omar)
+    assert result.is_right and "6 h 53 min later" in str(result), str(result)
+
+
+def test_the_exercise_states_its_facts_and_the_checker_uses_them() -> None:
+    # The task gives the source's id and type and both clocks in words; the checker's
+    # truth is those words converted (18:10 in UTC-7 is 01:10 UTC the next day).
+    _, your_turn = _cells_before_your_turn()
+    task = next(c.source for c in your_turn if "**B. Store a call" in c.source)
+    words = " ".join(task.replace("*", "").split())
+    for fact in (
+        "18:10 on 15 July 2026, his local time, UTC-7",
+        '`"call-0715"`',
+        '`"conversation_transcript"`',
+        "08:03 on 16 July 2026, UTC",
+    ):
+        assert fact in words, fact
+    assert BUILT_RECORD == {
+        "source_id": "call-0715",
+        "source_type": "conversation_transcript",
+        "captured_at": "2026-07-16T01:10:00Z",
+        "stored_at": "2026-07-16T08:03:00Z",
+    }
+
+
+def test_no_lag_shown_before_the_exercise_gives_captured_at() -> None:
+    # Section 2 shows the lags of the teaching seed (0), of memory-42 and of the course
+    # corpus (184 records at 12 minutes): none of them, taken from the exercise's stored_at,
+    # gives its captured_at, so the time-zone conversion cannot be skipped.
+    clocks = [(r["stored_at"], r["source"].captured_at) for r in TEACHING_RECORDS]
+    clocks += [(r.stored_at, r.source.captured_at) for u in COURSE_USERS for r in course_records(u)]
+    parse = datetime.fromisoformat
+    shown = {parse(stored) - parse(captured) for stored, captured in clocks}
+    shown.add(timedelta(hours=21, minutes=30))  # memory-42
+    assert timedelta(minutes=12) in shown and timedelta(0) in shown
+    stored = datetime.fromisoformat(STORED)
+    assert all(format_timestamp(stored - lag) != CAPTURED for lag in shown)
+
+
+def test_the_answer_cell_can_be_run_again_after_a_wrong_attempt() -> None:
+    # A wrong first attempt leaves its record; run again with the same memory_id, the cell
+    # must start from a new, empty store, so the fixed call is not refused as a duplicate.
+    _, your_turn = _cells_before_your_turn()
+    (cell,) = [c for c in your_turn if c.cell_type == "code" and "my_record = ..." in c.source]
+    ws = Workspace()
+    try:
+        namespace = {"ws": ws, "RemoteMemoryStore": RemoteMemoryStore, "append_call": append_call}
+        first = (  # the solution's memory_id, local time written as UTC
+            "append_call(omar_store, memory_id='tools-review-0715', "
+            "captured_at='2026-07-15T18:10:00Z')"
+        )
+        exec(cell.source.replace("my_record = ...", f"my_record = {first}"), namespace)
+        assert not check_built_record(namespace["my_record"], namespace["omar_store"]).is_right
+        namespace["solution"] = SOLUTION["my_record_in"]
+        exec(cell.source.replace("my_record = ...", "my_record = solution(omar_store)"), namespace)
+        assert check_built_record(namespace["my_record"], namespace["omar_store"]).is_right
+    finally:
+        ws.cleanup()
 
 
 @pytest.mark.parametrize(
@@ -182,9 +262,12 @@ def test_the_record_given_in_utc_passes_too(omar: RemoteMemoryStore) -> None:
     [
         ({"captured_at": "2026-07-15T18:10:00Z"}, "local time of the call, in UTC-7, not UTC"),
         ({"captured_at": "2026-07-15T18:10:00+07:00"}, "seven hours behind UTC"),
-        ({"captured_at": "2026-07-16T01:22:00Z"}, "when the call happened, not when"),
+        ({"captured_at": STORED}, "when the call happened, not when"),
+        ({"captured_at": "2026-07-16T07:51:00Z"}, "the sync job's 12 minutes do not apply"),
         ({"captured_at": "2026-07-16T02:10:00Z"}, "18:10 on 15 July 2026, in UTC-7"),
-        ({"stored_at": "2026-07-16T01:10:00Z"}, "two clocks, two values"),
+        ({"stored_at": CAPTURED}, "two clocks, two values"),
+        ({"stored_at": "2026-07-16T01:22:00Z"}, "08:03 UTC on 16 July"),
+        ({"source_type": "call"}, "source_type 'call'"),
         ({"stored_at": None}, "left out, it is the moment you ran the cell"),
         ({"kind": MemoryKind.PROFILE}, "a conversation, not profile"),
         (
@@ -199,7 +282,7 @@ def test_a_wrong_field_gets_its_hint(omar: RemoteMemoryStore, changes: dict, fra
 
 
 def test_swapped_clocks_get_both_hints(omar: RemoteMemoryStore) -> None:
-    record = append_call(omar, captured_at="2026-07-16T01:22:00Z", stored_at="2026-07-16T01:10:00Z")
+    record = append_call(omar, captured_at=STORED, stored_at=CAPTURED)
     result = str(check_built_record(record, omar))
     assert "2 field(s) to fix" in result and "two clocks" in result
 
@@ -214,15 +297,15 @@ def test_a_record_that_was_never_appended_fails(omar: RemoteMemoryStore, tmp_pat
         kind=MemoryKind.CONVERSATION,
         content="x",
         summary="x",
-        source=MemorySource("call-0715", "conversation_transcript", "t", "2026-07-16T01:10:00Z"),
-        stored_at="2026-07-16T01:22:00Z",
+        source=MemorySource("call-0715", "conversation_transcript", "t", CAPTURED),
+        stored_at=STORED,
     )
     assert "building a StoredMemory stores nothing" in str(check_built_record(built, omar))
 
 
 def test_the_checker_placeholder_and_types(omar: RemoteMemoryStore) -> None:
     assert str(check_built_record(..., omar)).startswith("⏳ Not answered yet")
-    assert "must be the StoredMemory" in str(check_built_record("2026-07-16T01:10:00Z", omar))
+    assert "must be the StoredMemory" in str(check_built_record(CAPTURED, omar))
     assert "Pass the store" in str(check_built_record(append_call(omar), None))
 
 

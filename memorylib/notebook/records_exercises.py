@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -74,9 +75,9 @@ _HINTS = {
     "C": "which user is 'DANA' after strip + casefold, and which ids are already in that "
     "user's file?",
     "D": "memory_ids are unique per store, not across users: is 'dana okafor' the key 'dana'?",
-    "E": "read the id rule in the messages of section 5: which characters may an id hold, "
+    "E": "read the id rule in the messages of section 4: which characters may an id hold, "
     "and what may it start with?",
-    "F": "read the id rule in the messages of section 5 again: letters of which scripts?",
+    "F": "read the id rule in the messages of section 4 again: letters of which scripts?",
     "files": "one file per user_scope: how many different keys do the six user ids give, "
     "and does a rejected append create a file?",
 }
@@ -162,23 +163,25 @@ def check_append_predictions(answer: object) -> CheckResult:
         named = {label: value if value is not None else "written" for label, value in truth.items()}
         return right(f"All {len(truth)} right: {named}.")
 
-    return check_value(
-        answer, judge, placeholder='a dict like {"A": SomeErrorClass, ..., "files": 0}'
-    )
+    return check_value(answer, judge, placeholder='a dict with the keys "A" to "F" and "files"')
 
 
 # -- B: build and append the record of an event ---------------------------------------------------
 
 # What the notebook describes in words: a call that started at 18:10 on 15 July 2026 in
-# UTC-7 (so 01:10 on 16 July in UTC), transcript "call-0715", imported by the team's sync
-# job at 01:22 UTC. Never shown as timestamps before the attempt.
+# UTC-7 (so 01:10 on 16 July in UTC), transcript "call-0715" of type
+# "conversation_transcript", imported by hand at 08:03 UTC (the sync job was down, so the
+# corpus's usual 12-minute lag does not give captured_at). Never shown as timestamps before
+# the attempt.
 BUILT_RECORD = {
     "source_id": "call-0715",
+    "source_type": "conversation_transcript",
     "captured_at": "2026-07-16T01:10:00Z",
-    "stored_at": "2026-07-16T01:22:00Z",
+    "stored_at": "2026-07-16T08:03:00Z",
 }
 _LOCAL_AS_UTC = "2026-07-15T18:10:00Z"  # the local time written as if it were UTC
 _WRONG_SIGN = "2026-07-15T11:10:00Z"  # UTC+7 instead of UTC-7
+_SYNC_JOB_LAG = "2026-07-16T07:51:00Z"  # stored_at minus the sync job's usual 12 minutes
 
 
 def _captured_hint(captured_at: str) -> str:
@@ -190,27 +193,33 @@ def _captured_hint(captured_at: str) -> str:
     if captured_at == _WRONG_SIGN:
         return "UTC-7 is seven hours behind UTC: to get UTC, add the seven hours."
     if captured_at == BUILT_RECORD["stored_at"]:
-        return "captured_at is when the call happened, not when the sync job stored it."
+        return "captured_at is when the call happened, not when Omar imported the record."
+    if captured_at == _SYNC_JOB_LAG:
+        return (
+            "the sync job's 12 minutes do not apply: this record was imported by hand. "
+            "captured_at is when the call started, 18:10 in UTC-7: convert that."
+        )
     return "captured_at is when the call started: 18:10 on 15 July 2026, in UTC-7."
 
 
 def _stored_hint(stored_at: str) -> str:
     if stored_at == BUILT_RECORD["captured_at"]:
         return (
-            "stored_at is when the record reached the store (the sync job's run), not when "
-            "the call happened: two clocks, two values."
+            "stored_at is when the record reached the store (Omar's import), not when the "
+            "call happened: two clocks, two values."
         )
     return (
-        "stored_at is when the sync job stored the record, 01:22 UTC on 16 July; left out, "
-        "it is the moment you ran the cell."
+        "stored_at is when Omar imported the record, 08:03 UTC on 16 July; left out, it is "
+        "the moment you ran the cell."
     )
 
 
 def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -> CheckResult:
     """``answer`` is the StoredMemory that ``store.append(...)`` returned for the call of
     notebook 01's exercise B: it must be in ``store`` (read back from its file), a
-    conversation whose source is the transcript, with ``captured_at`` the call's start in
-    UTC and ``stored_at`` the sync job's time. One hint per field that is wrong."""
+    conversation whose source is the transcript (its id and type, as the task gives them;
+    the title is free), with ``captured_at`` the call's start in UTC and ``stored_at`` the
+    import's time. One hint per field that is wrong."""
 
     def judge(record: StoredMemory) -> CheckResult:
         if store is None:
@@ -232,6 +241,11 @@ def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -
                 f"source_id {record.source.source_id!r}: it points at the evidence, the "
                 "transcript of the call; use its id."
             )
+        if record.source.source_type != BUILT_RECORD["source_type"]:
+            problems.append(
+                f"source_type {record.source.source_type!r}: the task gives the kind of "
+                "evidence the source is, a conversation transcript; use its spelling."
+            )
         if record.source.captured_at != BUILT_RECORD["captured_at"]:
             shown = record.source.captured_at
             problems.append(f"captured_at {shown}: {_captured_hint(shown)}")
@@ -239,9 +253,12 @@ def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -
             problems.append(f"stored_at {record.stored_at}: {_stored_hint(record.stored_at)}")
         if problems:
             return wrong(f"{len(problems)} field(s) to fix:", problems)
+        stored, captured = record.stored_at, record.source.captured_at
+        lag = datetime.fromisoformat(stored) - datetime.fromisoformat(captured)
+        hours, minutes = divmod(round(lag.total_seconds() / 60), 60)
         return right(
             f"Stored and read back: the call happened at {record.source.captured_at} and "
-            f"reached the store 12 minutes later, at {record.stored_at}."
+            f"reached the store {hours} h {minutes} min later, at {record.stored_at}."
         )
 
     return check_value(

@@ -16,13 +16,19 @@ F  "dana",        笔记-1   -> written: an id may hold letters of any script.
 files                     -> 2: "dana" (3 lines: A, B, F) and "dana okafor" (1 line); Erin has
                              no file.
 
-B. The call: 18:10 on 15 July 2026 in UTC-7 is 01:10 on 16 July in UTC (captured_at); the sync
-job stored it at 01:22 UTC (stored_at). Either spelling of captured_at works: the store
-re-emits "2026-07-15T18:10:00-07:00" as "2026-07-16T01:10:00Z".
+B. The call: 18:10 on 15 July 2026 in UTC-7 is 01:10 on 16 July in UTC (captured_at); Omar
+imported it by hand at 08:03 UTC (stored_at), 6 h 53 min later (not the sync job's usual 12
+minutes, so stored_at minus 12 minutes is wrong). The source is the transcript: source_id
+"call-0715", source_type "conversation_transcript" (the task gives both), any title. Either
+spelling of captured_at works: the store re-emits "2026-07-15T18:10:00-07:00" as
+"2026-07-16T01:10:00Z". The answer cell makes a new, empty store at each run, so a corrected
+attempt with the same memory_id is not refused.
 
-The optional stretch: ``my_user_scope`` below agrees with ``user_scope_for`` everywhere
-(``lower()`` instead of ``casefold()`` fails on "Straße"; forgetting ``strip()`` fails on
-"  Alice ").
+The optional stretch 1: ``my_user_scope`` below agrees with ``user_scope_for`` on every id
+the check passes (none is empty after strip; the library rejects those, and the stretch does
+not ask for it). ``lower()`` instead of ``casefold()`` fails on "Straße"; forgetting
+``strip()`` fails on "  Alice ". Stretch 2 is self-checked: on Linux and macOS the store's
+file is 0o600 and the folder it created 0o700 (``oct(...)`` prints '0o600' and '0o700').
 """
 
 import hashlib
@@ -60,7 +66,7 @@ def my_record_in(omar_store: RemoteMemoryStore) -> StoredMemory:
             title="weekly tools review",
             captured_at="2026-07-15T18:10:00-07:00",
         ),
-        stored_at="2026-07-16T01:22:00Z",
+        stored_at="2026-07-16T08:03:00Z",
     )
 
 
