@@ -323,8 +323,9 @@ def test_every_message_the_engine_writes_comes_from_the_catalogue() -> None:
 # -- every checker of the course is on the engine -------------------------------------------------
 
 CHECKERS = [
-    ("records_views", "check_append_predictions", (), {}),
-    ("records_views", "check_scope_function", (), {}),
+    ("records_exercises", "check_append_predictions", (), {}),
+    ("records_exercises", "check_built_record", (None,), {}),
+    ("records_exercises", "check_scope_function", (), {}),
     ("buildit.normalize", "check_predicted_terms", (), {}),
     ("buildit.candidates", "check_quiet_query", (), {}),
     ("buildit.candidates", "check_cache_query", (), {}),

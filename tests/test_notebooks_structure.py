@@ -224,8 +224,9 @@ def _template_values(stem: str) -> dict[str, object]:
     return {key: eval(value, {"__builtins__": {}}, {**names, "None": None}) for key, value in pairs}
 
 
+# 01's shape comment carries no values at all (tests/test_records_exercises.py): even wrong
+# ones tell a student, by elimination, what an answer is not.
 TEMPLATES = [
-    ("01_stored_records", "records_views", "check_append_predictions", "01_stored_records.py"),
     (
         "07_failures_and_recovery",
         "failure_views",
