@@ -122,8 +122,8 @@ def is_memory_id(value: object) -> bool:
 def require_memory_id(value: object, field: str = "memory_id") -> str:
     if not is_memory_id(require(value, str, field)):
         raise RemoteMemoryValidationError(
-            f"{field} {value[:40]!r} is not a valid id: use 1-{MAX_MEMORY_ID_CHARS} letters "
-            f"and digits (any script) and {' '.join(MEMORY_ID_PUNCTUATION)}, "
+            f"{field} {value[:40]!r} is not a valid id: use 1-{MAX_MEMORY_ID_CHARS} letters, "
+            f"marks and digits (any script) and {' '.join(MEMORY_ID_PUNCTUATION)}, "
             "starting with a letter or digit"
         )
     return value

@@ -323,15 +323,17 @@ def test_every_message_the_engine_writes_comes_from_the_catalogue() -> None:
 # -- every checker of the course is on the engine -------------------------------------------------
 
 CHECKERS = [
-    ("records_views", "check_append_predictions", (), {}),
-    ("records_views", "check_scope_function", (), {}),
+    ("records_exercises", "check_append_predictions", (), {}),
+    ("records_exercises", "check_built_record", (None,), {}),
+    ("records_exercises", "check_scope_function", (), {}),
     ("buildit.normalize", "check_predicted_terms", (), {}),
     ("buildit.candidates", "check_quiet_query", (), {}),
     ("buildit.candidates", "check_cache_query", (), {}),
     ("buildit.scoring", "check_q11_note", (), {}),
     ("buildit.ranking", "check_tie_order", (), {}),
-    ("render_views", "check_render_predictions", (), {}),
-    ("render_views", "check_profile_predictions", (), {}),
+    ("buildit.render", "check_render_predictions", (), {}),
+    ("buildit.profile", "check_profile_predictions", (), {}),
+    ("buildit.capstone", "check_first_differences", (), {}),
     ("failure_views", "check_error_predictions", (), {}),
     ("retraction_views", "check_retraction_predictions", (), {}),
     ("playground", "check_isolation_query", (None,), {}),

@@ -121,6 +121,7 @@ EXERCISE_CHECKED = [
     "05_stable_rank",
     "06_render",
     "06b_profile",
+    "06c_capstone",
     "11_from_file_to_service",
 ]
 SOLUTIONS = NOTEBOOKS / "solutions"
@@ -223,8 +224,9 @@ def _template_values(stem: str, variable: str = "my_prediction") -> dict[str, ob
     return {key: eval(value, {"__builtins__": {}}, {**names, "None": None}) for key, value in pairs}
 
 
+# 01's shape comment carries no values at all (tests/test_records_exercises.py): even wrong
+# ones tell a student, by elimination, what an answer is not.
 TEMPLATES = [
-    ("01_stored_records", "records_views", "check_append_predictions", "01_stored_records.py"),
     ("04_scoring", "buildit.scoring", "check_q11_note", "04_scoring.py"),
     (
         "07_failures_and_recovery",
@@ -233,8 +235,9 @@ TEMPLATES = [
         "07_failures_and_recovery.py",
     ),
     ("07b_retraction", "retraction_views", "check_retraction_predictions", "07b_retraction.py"),
-    ("06_render", "render_views", "check_render_predictions", "06_render.py"),
-    ("06b_profile", "render_views", "check_profile_predictions", "06b_profile.py"),
+    ("06_render", "buildit.render", "check_render_predictions", "06_render.py"),
+    ("06b_profile", "buildit.profile", "check_profile_predictions", "06b_profile.py"),
+    ("06c_capstone", "buildit.capstone", "check_first_differences", "06c_capstone.py"),
 ]
 
 

@@ -271,18 +271,15 @@ class Workspace:
     def path(self, name: str) -> Path:
         return self.root / name
 
+    def fresh_path(self, name: str) -> Path:
+        """``name`` inside a new, empty folder of the workspace, at each call: a cell that
+        makes its store on it starts from a clean file every time it is run."""
+        return Path(tempfile.mkdtemp(prefix="run-", dir=self.root)) / name
+
     def show(self, path: str | os.PathLike[str]) -> str:
         """``path`` relative to the workspace, as ``<workspace>/...``."""
         relative = Path(path).resolve().relative_to(self.root.resolve())
         return f"<workspace>/{relative.as_posix()}"
-
-    def listing(self) -> list[tuple[str, int]]:
-        """(relative name, size in bytes) of every file in the workspace, sorted."""
-        return sorted(
-            (p.relative_to(self.root).as_posix(), p.stat().st_size)
-            for p in self.root.rglob("*")
-            if p.is_file()
-        )
 
     def cleanup(self) -> None:
         self._finalizer()
@@ -318,6 +315,7 @@ COURSE: tuple[CourseNotebook, ...] = (
     CourseNotebook("05_stable_rank", "05 · Stable rank"),
     CourseNotebook("06_render", "06 · Render"),
     CourseNotebook("06b_profile", "06b · Profile"),
+    CourseNotebook("06c_capstone", "06c · Capstone"),
     CourseNotebook("07_failures_and_recovery", "07 · Failures and recovery"),
     CourseNotebook("07b_retraction", "07b · Retraction"),
     CourseNotebook("08_query_playground", "08 · Query playground"),
