@@ -15,7 +15,12 @@ import nbformat
 import pytest
 
 from memorylib import build_recall_candidates, recall_pipeline, score_recall_candidate
-from memorylib.datasets import COURSE_USERS, course_records, load_course_entries
+from memorylib.datasets import (
+    COURSE_USERS,
+    course_records,
+    load_chapter_entries,
+    load_course_entries,
+)
 from memorylib.notebook.buildit import scoring
 from memorylib.notebook.exercises import Verdict
 
@@ -74,7 +79,7 @@ def test_the_checker_numbers_are_the_contracts() -> None:
 
 
 def test_the_note_is_in_no_store() -> None:
-    texts = {(e.summary, e.content) for e in load_course_entries()}
+    texts = {(e.summary, e.content) for e in (*load_course_entries(), *load_chapter_entries())}
     assert (scoring.Q11_NOTE["summary"], scoring.Q11_NOTE["content"]) not in texts
     assert not any(scoring.Q11_NOTE["summary"] in summary for summary, _ in texts)
 
