@@ -5,7 +5,9 @@ answer is on screen before the attempt."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import runpy
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -165,6 +167,27 @@ def test_the_profile_checker_names_each_mistake(change: dict, fragment: str) -> 
 def test_the_profile_checker_placeholder() -> None:
     assert str(check_profile_predictions(...)).startswith("⏳ Not answered yet")
     assert "dict" in str(check_profile_predictions(["profile-000"]))
+
+
+def _candidates() -> set[str]:
+    """Every memory_id a student could answer with: the appended records and profile-001."""
+    ids = {r["memory_id"] for _, records in PROFILE_SCENARIOS.values() for r in records}
+    return ids | {"profile-001"}
+
+
+def test_the_06b_placeholder_and_its_message_carry_no_candidate_value() -> None:
+    nb = nbformat.read(ROOT / "notebooks" / "06b_profile.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "my_prediction = ..." in c.source]
+    shape = [line for line in cell.source.splitlines() if line.startswith("# {")]
+    assert len(shape) == 1, cell.source  # the shape is shown once, as a dict literal
+    shown = ast.literal_eval(shape[0].removeprefix("# ").strip())
+    assert sorted(shown) == sorted(PROFILE_SCENARIOS)
+    assert all(value is Ellipsis for value in shown.values()), shown  # keys only, no value
+    messages = [str(check_profile_predictions(...))]
+    messages.append(str(check_profile_predictions(dict.fromkeys(PROFILE_SCENARIOS, ...))))
+    for text in [cell.source, *messages]:
+        assert not [c for c in _candidates() if c in text], text
+        assert not re.search(r"""['"][A-E]['"]\s*:(?!\s*\.\.\.)""", text), text
 
 
 def test_no_answer_of_06b_is_on_screen_before_the_exercise() -> None:
