@@ -462,6 +462,7 @@ def test_a_file_changed_between_refresh_and_read_is_indexed_again(tmp_path: Path
     assert_same(store, engine, PROCESS_QUERIES)
 
 
+@pytest.mark.slow  # 40-60 s per shape: `make test` runs it, `make test-fast` skips it
 @pytest.mark.parametrize(("shape", "records"), [("short", 1000), ("long", 400)])
 def test_bm25_and_hybrid_pruned_shortlists_equal_teaching(
     tmp_path: Path, shape: str, records: int
