@@ -49,8 +49,7 @@ from memorylib.pipeline import recall_pipeline
 from memorylib.query import normalize_recall_query
 from memorylib.records import RecallCandidate, RecallQuery, RecallScoreBreakdown, StoredMemory
 from memorylib.scoring import score_recall_candidate
-from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import SECONDS_PER_DAY, age_in_days, parse_timestamp
+from memorylib.timestamps import SECONDS_PER_DAY, TEACHING_AS_OF, age_in_days, parse_timestamp
 
 __all__ = [
     "FIELDS",
