@@ -130,7 +130,7 @@ class BM25Scorer:
             weight = idf(term, corpus)
             for part, (term_docs, tfs) in enumerate(parts):
                 if not sparse:
-                    impact = self._impact(term, part, term_docs, tfs, k1, norm)
+                    impact = self._impact(found, term, part, norm)
                     if len(impact) == len(raw):  # a long list, spread over every doc
                         raw += weight * impact
                     else:
@@ -199,7 +199,7 @@ class BM25Scorer:
             weight = idf(term, corpus)
             for part, (term_docs, tfs) in enumerate(parts):
                 if term in common:
-                    impact = self._impact(term, part, term_docs, tfs, k1, norm)
+                    impact = self._impact(found, term, part, norm)
                     if len(impact) == n:  # spread over every doc
                         raw += weight * impact[cand]
                         continue
@@ -261,19 +261,18 @@ class BM25Scorer:
             self._impacts.clear()
         return self._norms[1]
 
-    def _impact(
-        self, term: str, part: int, docs: np.ndarray, tfs: np.ndarray, k1: float, norm: np.ndarray
-    ) -> np.ndarray:
-        """``term_weights`` of every posting of one part of a term's list: BM25's term
-        weight before idf. A long list (an eighth of the docs or more) gets it spread
+    def _impact(self, found: Matches, term: str, part: int, norm: np.ndarray) -> np.ndarray:
+        """``term_weights`` of every posting of one part of a query term's list: BM25's
+        term weight before idf. A long list (an eighth of the docs or more) gets it spread
         over every doc (0 where the term is absent), kept while the norms stay the same
         (any append or retraction recomputes them and empties this cache): a common
         term's list is as long as the store, and most queries hold one."""
+        docs, tfs = found.postings[term][part]
         key = (term, part, len(docs))
         cached = self._impacts.get(key)
         if cached is not None and cached[0] is norm:
             return cached[1]
-        impact = term_weights(tfs, norm[docs], k1)
+        impact = term_weights(tfs, norm[docs], found.policy.bm25_k1)
         n = len(self.state.ids)
         if len(docs) * 8 >= n:
             everywhere = np.zeros(n)
