@@ -232,8 +232,9 @@ class MemoryStore(ABC):
     ) -> StoredMemory:
         """Validate and durably store one PROFILE or CONVERSATION record.
 
-        Raises RemoteMemoryValidationError (a field, named) or RemoteMemoryDuplicateError
-        (the memory_id is stored). A rejected append writes nothing.
+        Raises RemoteMemoryValidationError (a field, named), RemoteMemoryDuplicateError
+        (the memory_id is stored) or the store's own errors (damaged data, a server that
+        does not answer, a failed write). A rejected append writes nothing.
         """
         record = new_memory(
             user_scope=self.user_scope,

@@ -11,11 +11,12 @@ query finds in them: the shortlists (``shortlist``, ``bm25``) start from it.
 **Text enters the index in exactly three places**, all calls into ``fast.tokenizer``:
 ``term_pairs`` files a record's ``summary + " " + content`` under its terms here;
 ``term_key`` turns a query term into its vocabulary key (``postings``); and ``terms``
-gives a shortlisted record its ``searchable_terms`` (``index.RecallIndex``). Each is
-the taught ``extract_terms(normalize_text(...))`` exactly (``tests/test_fast_equivalence.py``).
-An analyzer (stemming, stopwords, segmentation) changes all three together, must be
-applied by the taught stages too (the two paths are held equal), and bumps
-``persist.FORMAT`` so no saved index of the old terms is loaded.
+gives a shortlisted record its ``searchable_terms`` (``index.RecallIndex``; the
+databases' terms table is filled by it too, ``backends.rows.record_terms``). Each is
+the taught ``extract_terms(normalize_text(...))`` exactly
+(``tests/test_fast_equivalence.py``). An analyzer (stemming, stopwords, segmentation)
+changes all of them together, must be applied by the taught stages too (the paths are
+held equal), and bumps ``persist.FORMAT`` so no saved index of the old terms is loaded.
 """
 
 from __future__ import annotations
