@@ -39,8 +39,7 @@ from memorylib.notebook import buildit
 from memorylib.notebook.buildit.fixtures import CHAPTER_SCOPE, chapter_records
 from memorylib.notebook.exercises import CheckResult, Verdict, check_function
 from memorylib.query import term_occurrences
-from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import parse_timestamp
+from memorylib.timestamps import TEACHING_AS_OF, parse_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "notebooks" / "solutions"
