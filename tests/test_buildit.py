@@ -569,6 +569,47 @@ def test_the_normalize_reference_shows_everything_of_memorylib_it_reads() -> Non
     assert "fold_whitespace from memorylib/checks.py; CJK_FIRST, CJK_LAST" in str(shown)
 
 
+def test_the_stable_rank_reference_shows_everything_of_memorylib_its_functions_read() -> None:
+    # stable_rank_recall_candidates reads require, parse_timestamp, DEFAULT_POLICY,
+    # score_recall_candidate, bm25_score, ScoreFunction; rank_key reads epoch_micros: each
+    # is in the closed reference, so a reader meets no name of memorylib it cannot see
+    import inspect
+
+    from memorylib import ranking
+
+    shown = buildit.reference_source("stable rank")
+    tree = ast.parse(shown.source)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    defined |= {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    module_level = {
+        target.id
+        for node in ast.parse(inspect.getsource(ranking)).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    unseen = set()
+    for name in shown.functions:
+        for node in ast.walk(ast.parse(inspect.getsource(getattr(ranking, name)))):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            value = vars(ranking).get(node.id)
+            if node.id in defined or value is None or isinstance(value, (type, ModuleType)):
+                continue  # shown, a builtin, a class or a module (dataclasses)
+            function = inspect.isfunction(value) and value.__module__.startswith("memorylib")
+            constant = node.id in module_level or type(value).__module__.startswith("memorylib")
+            if function or constant:
+                unseen.add(node.id)
+    assert unseen == set()
+    assert "# memorylib/timestamps.py\n_EPOCH = " in shown.source
+    assert "def epoch_micros(" in shown.source and "DEFAULT_POLICY = " in shown.source
+    assert "score_recall_candidate from memorylib/scoring.py" in str(shown)
+
+
 def test_an_unknown_stage_is_refused() -> None:
     with pytest.raises(ValueError, match="stage must be one of"):
         buildit.reference_source("rank")
@@ -735,7 +776,7 @@ def test_each_stage_notebook_holds_template_check_then_closed_reference(notebook
     position = cells.index(template)
     check, reference = cells[position + 1], cells[position + 3]
     assert "buildit.check_" in check.source
-    if "SHOW_REFERENCE" in reference.source:  # 03: shown only once the check passes
+    if "SHOW_REFERENCE" in reference.source:  # 03, 05: shown only once the check passes
         assert f'display(buildit.reference_source("{stage}"))' in reference.source
         saved = json.dumps([output for output in reference.get("outputs", [])])
         assert "<details" not in saved and "def " not in saved  # nothing of it on screen

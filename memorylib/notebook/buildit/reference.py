@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from memorylib import candidates, checks, query, ranking, render, scoring
+from memorylib import candidates, checks, query, ranking, render, scoring, timestamps
 
 __all__ = ["REFERENCE_FUNCTIONS", "ReferenceSource", "reference_source"]
 
@@ -46,9 +46,23 @@ REFERENCE_FUNCTIONS: dict[str, tuple[ModuleType, tuple[str, ...]]] = {
     "render": (render, ("escape_xml", "_element", "_score_attributes", "render_recall_context")),
 }
 # stage -> what its functions read that is not one of them: (module, a function's or a
-# module-level constant's name), shown first. Only where a stage reads one.
+# module-level constant's name), shown first. Only where a stage reads one. What those
+# read in turn is shown only where it is a constant (epoch_micros's _EPOCH): the checks'
+# own helpers stay unseen, and score_recall_candidate's reads are stage 3's reference.
 REFERENCE_READS: dict[str, tuple[tuple[ModuleType, str], ...]] = {
     "normalize": ((checks, "fold_whitespace"), (query, "CJK_FIRST")),
+    "stable rank": (
+        (checks, "require"),
+        (checks, "require_items"),
+        (timestamps, "_EPOCH"),
+        (timestamps, "_MICROSECOND"),
+        (timestamps, "parse_timestamp"),
+        (timestamps, "epoch_micros"),
+        (scoring, "DEFAULT_POLICY"),
+        (scoring, "bm25_score"),
+        (scoring, "score_recall_candidate"),
+        (ranking, "ScoreFunction"),
+    ),
 }
 _MAIN = {
     "normalize": ("normalize_text", "extract_terms"),
