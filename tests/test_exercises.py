@@ -329,7 +329,7 @@ CHECKERS = [
     ("buildit.normalize", "check_predicted_terms", (), {}),
     ("buildit.candidates", "check_quiet_query", (), {}),
     ("buildit.candidates", "check_cache_query", (), {}),
-    ("buildit.scoring", "check_q11_total", (), {}),
+    ("buildit.scoring", "check_q11_note", (), {}),
     ("buildit.ranking", "check_tie_order", (), {}),
     ("buildit.render", "check_render_predictions", (), {}),
     ("buildit.profile", "check_profile_predictions", (), {}),
