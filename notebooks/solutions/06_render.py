@@ -1,6 +1,6 @@
 """Reference solution for notebook 06's "Your turn" (for instructors).
 
-Each call runs on a fresh copy of the chapter's teaching store plus conversation-007
+Each call runs on a fresh copy of the course's teaching store plus conversation-007
 (summary: Wrap ids in <code> & "quote" them.) at the course's teaching clock
 (TEACHING_AS_OF: the chapter gives no as_of).
 
