@@ -63,6 +63,14 @@ REFERENCE_READS: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (scoring, "score_recall_candidate"),
         (ranking, "ScoreFunction"),
     ),
+    "render": (
+        (checks, "XML_ILLEGAL"),
+        (checks, "type_name"),
+        (checks, "_a"),
+        (checks, "require"),
+        (render, "_TEXT_ENTITIES"),
+        (render, "_ATTRIBUTE_ENTITIES"),
+    ),
 }
 _MAIN = {
     "normalize": ("normalize_text", "extract_terms"),
@@ -131,7 +139,7 @@ def reference_source(stage: str) -> ReferenceSource:
         module=_path(module),
         functions=names,
         source=source,
-        reads=tuple(_names_of(where, name) for where, name in reads),
+        reads=_reads_shown(module, reads),
     )
 
 
@@ -156,16 +164,32 @@ def _targets(node: ast.Assign) -> list[str]:
 
 
 def _source_of(module: ModuleType, name: str) -> str:
-    """A function's source, or the whole line(s) assigning a constant, comment included."""
+    """A function's source, or the whole line(s) assigning a constant with the comment on
+    them and the comment lines right above them."""
     if inspect.isfunction(getattr(module, name)):
         return inspect.getsource(getattr(module, name)).rstrip()
     source, node = _assignment(module, name)
-    lines = source.splitlines()[node.lineno - 1 : node.end_lineno]
-    return "\n".join(lines)
+    lines = source.splitlines()
+    first = node.lineno - 1
+    while first > 0 and lines[first - 1].lstrip().startswith("#"):
+        first -= 1
+    return "\n".join(lines[first : node.end_lineno])
+
+
+def _reads_shown(module: ModuleType, reads: tuple[tuple[ModuleType, str], ...]) -> tuple[str, ...]:
+    """One entry per file: "fold_whitespace from memorylib/checks.py", or, for what the
+    stage's own module defines, only the names ("CJK_FIRST, CJK_LAST")."""
+    names: dict[ModuleType, list[str]] = {}
+    for where, name in reads:
+        names.setdefault(where, []).append(_names_of(where, name))
+    return tuple(
+        ", ".join(shown) + ("" if where is module else f" from {_path(where)}")
+        for where, shown in names.items()
+    )
 
 
 def _names_of(module: ModuleType, name: str) -> str:
-    """``fold_whitespace from memorylib/checks.py``, or every name a constant's line assigns."""
+    """A function's name, or every name a constant's line assigns ("CJK_FIRST, CJK_LAST")."""
     if inspect.isfunction(getattr(module, name)):
-        return f"{name} from {_path(module)}"
+        return name
     return ", ".join(_targets(_assignment(module, name)[1]))
