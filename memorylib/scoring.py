@@ -44,6 +44,7 @@ __all__ = [
     "SCORERS",
     "ScoringPolicy",
     "bm25_score",
+    "bm25_term_weight",
     "evidence",
     "idf",
     "recency_score",
@@ -136,6 +137,13 @@ def idf(term: str, corpus: CorpusStats) -> float:
     return math.log(1.0 + (corpus.documents - df + 0.5) / (df + 0.5))
 
 
+def bm25_term_weight(tf: float, length: float, average_length: float, k1: float, b: float) -> float:
+    """One matched term's BM25 weight before idf: ``tf * (k1 + 1) / (tf + norm)`` with the
+    length norm ``k1 * (1 - b + b * length / average_length)`` (``k1`` if the average is 0)."""
+    norm = k1 * (1.0 - b + b * length / average_length) if average_length else k1
+    return tf * (k1 + 1.0) / (tf + norm)
+
+
 def bm25_score(candidate: RecallCandidate, corpus: CorpusStats, policy: ScoringPolicy) -> float:
     """BM25 of the candidate's record for its matched terms (see the module docstring)."""
     if candidate.length:  # counted by the candidate stage
@@ -144,11 +152,10 @@ def bm25_score(candidate: RecallCandidate, corpus: CorpusStats, policy: ScoringP
         counts = record_term_counts(candidate.record)
         frequencies = tuple(counts[term] for term in candidate.matched_terms)
         length = sum(counts.values())
-    k1, b = policy.bm25_k1, policy.bm25_b
-    norm = k1 * (1.0 - b + b * length / corpus.average_length) if corpus.average_length else k1
+    k1, b, average = policy.bm25_k1, policy.bm25_b, corpus.average_length
     score = 0.0
     for term, tf in zip(candidate.matched_terms, frequencies, strict=True):
-        score += idf(term, corpus) * tf * (k1 + 1.0) / (tf + norm)
+        score += idf(term, corpus) * bm25_term_weight(tf, length, average, k1, b)
     return score
 
 

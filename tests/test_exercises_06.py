@@ -100,6 +100,34 @@ def test_the_render_checker_names_each_mistake(change: dict, fragment: str) -> N
     assert not result.is_right and fragment in str(result)
 
 
+@pytest.mark.parametrize(
+    ("label", "part"),
+    [
+        ("A", "Wrap ids"),  # a prefix
+        ("A", "them"),  # a word of it
+        ("A", "&lt;code&gt; &amp;"),  # the escaped middle
+        ("B", "Wrap ids"),
+        ("B", '"them"'),  # a word, in the JSON string's own quotes
+        ("B", r"\"quote\""),
+    ],
+)
+def test_the_render_checker_rejects_a_prefix_or_a_part_of_a_snippet(label: str, part: str) -> None:
+    assert part.strip('"') in RENDER_ANSWER[label]
+    for given in (part, RENDER_ANSWER[label][:-1], RENDER_ANSWER[label][1:]):
+        result = check_render_predictions({**RENDER_ANSWER, label: given})
+        assert not result.is_right and "only part of it" in str(result)
+
+
+def test_no_placeholder_of_06_carries_a_part_of_an_answer() -> None:
+    nb = nbformat.read(ROOT / "notebooks" / "06_render.ipynb", as_version=4)
+    (answer_cell,) = [c for c in nb.cells if "my_prediction = ..." in c.source]
+    truth = render_exercise_truth()
+    quoted = re.findall(r'"[A-E]": "([^"]*)"', answer_cell.source)
+    assert len(quoted) >= 2  # the example's text values are there ...
+    for text in quoted:  # ... and none of them is a piece of a real A or B
+        assert text not in truth["A"] and text not in truth["B"], text
+
+
 def test_the_render_checker_placeholder_and_partial_answers() -> None:
     assert str(check_render_predictions(...)).startswith("⏳ Not answered yet")
     assert "B, C, D, E" in str(check_render_predictions({"A": "x"}))

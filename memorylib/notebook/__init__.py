@@ -17,9 +17,8 @@ load only when a notebook imports one of these modules.
   function exercises checked on worked examples and generated cases, value checks and
   quiz questions), ``buildit`` (the build-it exercises of 02-06 on that engine, the
   "Your turn" checks of 02, 03, 04, 05, 06, 06b and 06c, and the capstone's pipeline of
-  them), ``analysis`` (language and label statistics of the course data) and
-  ``failure_race`` (the multi-process race; standard library and memorylib only, because
-  every spawned contender imports it).
+  them) and ``failure_race`` (the multi-process race; standard library and memorylib
+  only, because every spawned contender imports it).
 
 Imports follow one convention: pandas and matplotlib at module level, always as
 ``import pandas as pd`` and ``import matplotlib.pyplot as plt`` (plus ``import matplotlib``

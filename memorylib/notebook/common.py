@@ -37,10 +37,8 @@ from memorylib.candidates import CandidateSet
 from memorylib.datasets import COURSE_AS_OF
 from memorylib.errors import RemoteMemoryError
 from memorylib.records import RecallCandidate
-from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
-    "CHAPTER_AS_OF",
     "CHART_FONTS",
     "COURSE",
     "COURSE_AS_OF",
@@ -66,9 +64,9 @@ __all__ = [
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# The two clocks of the course, never ``now()``: the chapter's store is read at
-# CHAPTER_AS_OF (conversation-003 is one day old), the course corpus at COURSE_AS_OF.
-CHAPTER_AS_OF = CHAPTER_CLOCK
+# The two clocks of the course, never ``now()``: the teaching store is read at
+# ``memorylib.TEACHING_AS_OF`` (conversation-003 is one day old), the course corpus at
+# COURSE_AS_OF.
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 
 

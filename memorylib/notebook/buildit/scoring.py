@@ -66,8 +66,7 @@ from memorylib.records import (
     StoredMemory,
 )
 from memorylib.scoring import score_recall_candidate
-from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import SECONDS_PER_DAY, age_in_days, parse_timestamp
+from memorylib.timestamps import SECONDS_PER_DAY, TEACHING_AS_OF, age_in_days, parse_timestamp
 
 __all__ = [
     "FIELDS",
