@@ -156,7 +156,7 @@ def test_the_query_rule_is_worded_once_and_its_example_holds_no_answer(teaching_
     # (conversation-004, "Selected SQLite WAL ...") without naming what was selected
     example = RECALL_HISTORY_TOOL["description"].split("for example '")[1].split("'")[0]
     payload = json.loads(
-        recall_history(example, limit=3, engine=RecallEngine(teaching_store), as_of=AS_OF)
+        recall_history(example, limit=3, engine=RecallEngine(teaching_store), as_of=TEACHING_AS_OF)
     )
     assert payload["hits"][0]["memory_id"] == "conversation-004"
     assert not {"sqlite", "wal", "selected"} & set(payload["query"]["terms"])
