@@ -8,6 +8,7 @@ import ast
 import dataclasses
 import html
 import json
+import linecache
 import math
 import re
 import runpy
@@ -517,6 +518,72 @@ def test_hints_for_errors_students_often_hit() -> None:
     result = buildit.check_scoring(scorer_raises)
     assert "parse_timestamp(as_of, 'as_of')" in result.message
     assert "-candidate.captured_at.timestamp()" in buildit.check_ranking(ranker_raises).message
+
+
+# notebook 05, section 1's key, and a build-it cell that sorts with it (as a student may)
+KEY_CELL = """from memorylib.timestamps import epoch_micros
+
+
+def four_keys(scored):
+    candidate, b = scored
+    return (-b.total, -b.lexical_coverage, -epoch_micros(candidate.captured_at),
+            candidate.record.memory_id)
+"""
+RANK_CELL = """from memorylib import RecallHit, RecallScope, score_recall_candidate
+{key}
+
+def my_stable_rank_recall_candidates(query, candidates, *, as_of, score=score_recall_candidate):
+    scored = sorted(((c, score(query, c, as_of=as_of)) for c in candidates), key=four_keys)
+    return tuple(
+        RecallHit(c.query_id, c.record.memory_id, n, c.record.summary,
+                  RecallScope(c.record.user_scope, c.record.kind), c.record.source, b)
+        for n, (c, b) in enumerate(scored[: query.limit], start=1)
+    )
+{tail}"""
+
+
+def run_cell(namespace: dict[str, Any], source: str, name: str) -> None:
+    """Run ``source`` the way the kernel runs a cell: its text in linecache (no mtime)."""
+    filename = f"/tmp/ipykernel_test/{name}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+
+
+def test_a_build_it_cell_that_needs_another_cells_name_fails_as_in_06c() -> None:
+    notebook: dict[str, Any] = {"__name__": "__main__"}
+    run_cell(notebook, KEY_CELL, "key-cell")
+    run_cell(notebook, RANK_CELL.format(key="", tail=""), "rank-cell")
+    mine = notebook["my_stable_rank_recall_candidates"]
+    call = buildit.EXERCISES["stable_rank_recall_candidates"].examples[0].call
+    assert call(mine)  # it works beside section 1's four_keys...
+    result = buildit.check_ranking(mine)  # ...but its cell alone does not define four_keys
+    assert result.verdict is Verdict.WRONG
+    assert "NameError: name 'four_keys' is not defined" in result.message
+    assert "Notebook 06c runs this cell alone" in result.message
+    (where,) = [d for d in result.details if d.startswith("where: line ")]
+    assert "key=four_keys" in where
+    # the same cell with the key (and its import) inside it passes, also when it holds its
+    # own check, which is not run again from inside the check
+    tail = (
+        "from memorylib.notebook import buildit\n"
+        "INNER = buildit.check_ranking(my_stable_rank_recall_candidates)\n"
+    )
+    alone: dict[str, Any] = {"__name__": "__main__"}
+    run_cell(alone, RANK_CELL.format(key=KEY_CELL, tail=tail), "whole-cell")
+    assert alone["INNER"].is_right
+    assert buildit.check_ranking(alone["my_stable_rank_recall_candidates"]).is_right
+
+
+def test_a_build_it_cell_that_raises_when_run_alone_is_reported() -> None:
+    notebook: dict[str, Any] = {"__name__": "__main__", "KEY": None}
+    source = "KEY = KEY or 1  # reads a name of another cell at run time\n" + RANK_CELL.format(
+        key=KEY_CELL, tail=""
+    )
+    run_cell(notebook, source, "raising-cell")
+    result = buildit.check_ranking(notebook["my_stable_rank_recall_candidates"])
+    assert result.verdict is Verdict.WRONG
+    assert result.message.startswith("Your build-it cell raised NameError: name 'KEY'")
+    assert "line 1" in result.message
 
 
 @pytest.mark.parametrize("function", list(CHECKS))

@@ -403,6 +403,7 @@ CHECKERS = [
     ("failure_views", "check_error_predictions", (), {}),
     ("retraction_views", "check_retraction_predictions", (), {}),
     ("playground", "check_isolation_query", (None,), {}),
+    ("playground", "check_isolation_why", (), {}),
     ("live_agent", "check_restated_query", (None,), {"as_of": "x"}),
     ("ranker_views", "check_my_score", (), {}),
     ("service_views", "check_service_predictions", (), {}),
