@@ -35,7 +35,10 @@ from memorylib import (
     normalize_text,
     render_recall_context,
     score_recall_candidate,
+    stable_rank_recall_candidates,
 )
+from memorylib.datasets import course_records, load_labelled_queries
+from memorylib.interface import user_scope_for
 from memorylib.notebook import buildit
 from memorylib.notebook.buildit.fixtures import CHAPTER_SCOPE, chapter_records
 from memorylib.notebook.exercises import CheckResult, Verdict, check_function
@@ -206,6 +209,7 @@ def scorer_like(
     check=True,
     rounded=True,
     over_record=False,
+    add_rounded=False,
 ):
     def score(query, candidate, *, as_of):
         if check and candidate.query_id != query.query_id:
@@ -218,17 +222,30 @@ def scorer_like(
         base = len(candidate.searchable_terms) if over_record else len(query.terms)
         coverage = len(candidate.matched_terms) / base
         r = (lambda x: round(x, 6)) if rounded else (lambda x: x)
+        lexical, recent = r(0.85 * coverage), r(0.15 * recency)
         return RecallScoreBreakdown(
             candidate.matched_terms,
             len(query.terms),
             r(coverage),
             r(recency),
-            r(0.85 * coverage),
-            r(0.15 * recency),
-            r(0.85 * coverage + 0.15 * recency),
+            lexical,
+            recent,
+            lexical + recent if add_rounded else r(0.85 * coverage + 0.15 * recency),
         )
 
     return score
+
+
+def scorer_delegates(query, candidate, *, as_of):
+    return score_recall_candidate(query, candidate, as_of=as_of)
+
+
+def scorer_through_the_ranker(query, candidate, *, as_of):
+    if candidate.query_id != query.query_id:
+        raise RemoteMemoryValidationError("another query's candidate")
+    only = CandidateSet(query.query_id, (candidate,), 1)
+    (hit,) = stable_rank_recall_candidates(query, only, as_of=as_of)
+    return hit.score_breakdown
 
 
 def scorer_raises(query, candidate, *, as_of):
@@ -432,9 +449,26 @@ def test_the_reference_solution_passes(function: str) -> None:
 
 
 @pytest.mark.parametrize("function", list(CHECKS))
-def test_the_library_itself_passes(function: str) -> None:
-    library = buildit.EXERCISES[function].reference
-    assert CHECKS[function](library).is_right
+def test_the_library_itself_passes_unless_the_exercise_refuses_it(function: str) -> None:
+    exercise = buildit.EXERCISES[function]
+    result = CHECKS[function](exercise.reference)
+    if exercise.reference in exercise.refuses:  # a body that is the library is no answer
+        assert "calls the library's" in result.message
+    else:
+        assert result.is_right, result.text
+
+
+def test_a_scorer_adding_its_rounded_contributions_is_right() -> None:
+    # 0.283333 + 0.15 is 0.43333299999999997: rounded, within float noise, and a total one
+    # unit off the library's rounded sum in the sixth place is as right (notebook 04 says so)
+    assert buildit.check_scoring(scorer_like(add_rounded=True)).is_right
+
+
+@pytest.mark.parametrize("student", [scorer_delegates, scorer_through_the_ranker])
+def test_a_scorer_that_calls_the_librarys_is_refused(student) -> None:
+    result = buildit.check_scoring(student)
+    assert result.verdict is Verdict.WRONG
+    assert f"{student.__name__} calls the library's score_recall_candidate" in result.message
 
 
 @pytest.mark.parametrize(
@@ -748,6 +782,27 @@ def test_the_solutions_agree_with_the_reference_on_the_whole_corpus() -> None:
     corpus = buildit.compare_on_corpus(buildit.Pipeline.from_functions(**MINE))
     assert len(corpus.frame) == 36 and corpus.differences.empty
     assert corpus.summary.startswith("36 labelled queries of 4 users: 36 give the same result")
+
+
+def test_a_scorer_adding_its_rounded_parts_gives_the_librarys_pipeline() -> None:
+    # a total one unit off in the sixth place is not a different hit, nor a different render
+    pipeline = buildit.Pipeline.from_functions(
+        **{**MINE, "score_recall_candidate": scorer_like(add_rounded=True)}
+    )
+    unit_off = rendered_differently = 0
+    for labelled in load_labelled_queries():
+        comparison = pipeline.compare(
+            labelled.text,
+            course_records(labelled.user_id),
+            user_scope=user_scope_for(labelled.user_id),
+            as_of=labelled.as_of,
+            query_id=labelled.query_id,
+        )
+        assert comparison.difference is None, (labelled.query_id, comparison.difference)
+        pairs = zip(comparison.reference.result.hits, comparison.yours.result.hits, strict=True)
+        unit_off += sum(a.score_breakdown.total != b.score_breakdown.total for a, b in pairs)
+        rendered_differently += comparison.reference.context != comparison.yours.context
+    assert unit_off and rendered_differently  # the case arises on the corpus
 
 
 def test_a_skipped_stage_runs_the_reference() -> None:

@@ -23,7 +23,7 @@ One module per stage (``normalize``, ``candidates``, ``scoring``, ``ranking``,
 ``render``: worked examples, a strategy of generated inputs, typical mistakes; the
 "Your turn" checks of 02 to 06 live in their stage's module too:
 ``normalize.check_predicted_terms``, ``candidates.check_quiet_query``,
-``candidates.check_cache_query``, ``scoring.check_q11_total``, ``ranking.check_tie_order``
+``candidates.check_cache_query``, ``scoring.check_q11_note``, ``ranking.check_tie_order``
 and ``render.check_render_predictions``), 06b's profile
 check (``profile``: the profile takes no stage), the records they share (``fixtures``),
 the closed source (``reference``) and the capstone (``pipeline``, and its exercise
