@@ -353,6 +353,7 @@ STABLE_RANK_RECALL_CANDIDATES = FunctionExercise(
     show=_show,
     show_call=_show_call,
     mistakes=MISTAKES,
+    refuses=(stable_rank_recall_candidates,),
     error_hints=(
         ("NameError", ALONE_HINT),
         (
