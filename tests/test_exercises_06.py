@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from memorylib import MemoryKind, RemoteMemoryStore, seed_teaching_store
 from memorylib.notebook.buildit.profile import (
     PROFILE_SCENARIOS,
     check_profile_predictions,
@@ -25,9 +26,9 @@ from memorylib.notebook.buildit.render import (
     RENDER_CALLS,
     RENDER_RECORD,
     check_render_predictions,
-    render_exercise_frame,
     render_exercise_truth,
 )
+from memorylib.query import extract_terms, normalize_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "notebooks" / "solutions"
@@ -63,10 +64,30 @@ def test_the_snippet_answers_are_what_each_path_really_carries() -> None:
     assert truth["B"] != stored and "<code>" in truth["B"]  # backslashes, no entities
 
 
-def test_the_hit_counts_teach_what_the_notebook_says() -> None:
+def _matching(tmp_path: Path, query: str, *, titles: bool) -> set[str]:
+    """The conversation records sharing a term with ``query``, titles searched or not."""
+    store = RemoteMemoryStore(tmp_path / "chapter.jsonl")
+    seed_teaching_store(store)
+    store.append(**RENDER_RECORD)
+    wanted = set(extract_terms(normalize_text(query)))
+    found = set()
+    for record in store.read_all():
+        text = f"{record.summary} {record.content}"
+        text += f" {record.source.title}" if titles else ""
+        if record.kind is MemoryKind.CONVERSATION and wanted & set(
+            extract_terms(normalize_text(text))
+        ):
+            found.add(record.memory_id)
+    return found
+
+
+def test_the_hit_counts_teach_what_the_notebook_says(tmp_path: Path) -> None:
     truth = render_exercise_truth()
     assert truth["C"] == 2  # one of the two matches is in a record's content, not its summary
-    assert truth["D"] == 1  # "decision" is only in a provenance title, never searched
+    _, d_query, _ = RENDER_CALLS["D"]
+    assert truth["D"] == len(_matching(tmp_path / "d", d_query, titles=False)) == 1
+    # a student who thinks titles are searched answers differently: the rule is tested
+    assert len(_matching(tmp_path / "t", d_query, titles=True)) == 2
     assert truth["E"] == "rejected" and RENDER_CALLS["E"][2] == 11  # the limit, not the query
 
 
@@ -144,8 +165,20 @@ def test_no_answer_of_06_is_on_screen_before_the_exercise() -> None:
             assert f'"{text}"' not in shown, f"{label}'s query {text!r} runs before it"
     assert "limit=11" not in shown and ", 11," not in shown
     assert RENDER_RECORD["memory_id"] not in shown
-    table = render_exercise_frame().to_string()
-    assert truth["A"] not in table and truth["B"] not in table
+    # the rules C, D and E ask about are on screen before the exercise
+    assert "never searched" in shown and "1 到 10" in shown and "outside 1 to 10" in shown
+
+
+def test_the_calls_on_screen_are_the_checked_calls() -> None:
+    nb = nbformat.read(ROOT / "notebooks" / "06_render.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("CALLS = {")]
+    assignment = next(n for n in ast.parse(cell.source).body if isinstance(n, ast.Assign))
+    shown = ast.literal_eval(assignment.value)
+    assert shown == {label: (text, limit) for label, (_, text, limit) in RENDER_CALLS.items()}
+    printed = "".join(output.get("text", "") for output in cell.get("outputs", []))
+    assert RENDER_RECORD["summary"] in printed  # the record is shown as stored ...
+    truth = render_exercise_truth()
+    assert truth["A"] not in printed and truth["B"] not in printed  # ... no call's answer
 
 
 # -- notebook 06b ----------------------------------------------------------------------------
