@@ -363,6 +363,7 @@ RENDER_RECALL_CONTEXT = FunctionExercise(
     show=_show,
     show_call=_show_call,
     mistakes=MISTAKES,
+    refuses=(render_recall_context,),
     error_hints=(
         (
             "Unknown format code 'f' for object of type 'str'",
