@@ -187,17 +187,32 @@ def test_the_calls_on_screen_are_the_checked_calls() -> None:
 def test_each_profile_scenario_teaches_its_rule() -> None:
     truth = profile_exercise_truth()
     assert truth == PROFILE_ANSWER
-    _, tied = PROFILE_SCENARIOS["B"]
+    _, _, tied = PROFILE_SCENARIOS["B"]
     assert {r["source"].captured_at for r in tied} == {"2026-07-31T09:00:00Z"}  # a real tie
     assert truth["B"] == max(r["memory_id"] for r in tied)  # text order: "profile-9" wins
-    _, (singapore,) = PROFILE_SCENARIOS["D"]
+    _, _, (singapore,) = PROFILE_SCENARIOS["D"]
     assert singapore["source"].captured_at > "2026-07-30T09:00:00Z"  # as text it would win
     assert truth["D"] == "profile-001"  # as an instant it is one hour older
+    # E and F share the same unusual store, so None is not found by elimination; in F a
+    # newer conversation saying the profile changed (on the last line) is still not injected
+    (e_store, _, e_records), (f_store, _, f_records) = (
+        PROFILE_SCENARIOS["E"],
+        PROFILE_SCENARIOS["F"],
+    )
+    assert e_store == f_store and "profile-001" not in e_store
+    assert [r["kind"] for r in e_records] == [MemoryKind.CONVERSATION]
+    snapshot, newer = f_records
+    assert newer["kind"] is MemoryKind.CONVERSATION and snapshot["kind"] is MemoryKind.PROFILE
+    assert newer["source"].captured_at > snapshot["source"].captured_at
+    assert newer["stored_at"] > snapshot["stored_at"]
+    assert truth["E"] is None and truth["F"] == snapshot["memory_id"]
 
 
 def test_the_profile_table_shows_the_records_as_given_and_no_answer() -> None:
     frame = profile_exercise_frame()
-    assert list(frame["call"]) == ["A", "B", "B", "C", "D", "E"]
+    assert list(frame["call"]) == ["A", "B", "B", "C", "D", "E", "F", "F"]
+    assert frame.groupby("call")["store holds"].nunique().eq(1).all()  # one store per call
+    assert frame["store holds"].nunique() == 2  # every call's store is named the same way
     assert "injected" not in frame.columns
     assert "2026-07-30T16:00:00+08:00" in set(frame["captured_at"])  # not converted
 
@@ -218,6 +233,8 @@ def test_the_profile_checker_accepts_the_solution_in_any_accepted_spelling() -> 
         ({"D": "profile-sg"}, "convert the offset to UTC"),
         ({"E": "conversation-007"}, "only PROFILE records"),
         ({"E": ""}, "E: you said"),
+        ({"F": "conversation-008"}, "however new a conversation is"),
+        ({"F": None}, "only PROFILE records"),
     ],
 )
 def test_the_profile_checker_names_each_mistake(change: dict, fragment: str) -> None:
@@ -232,7 +249,7 @@ def test_the_profile_checker_placeholder() -> None:
 
 def _candidates() -> set[str]:
     """Every memory_id a student could answer with: the appended records and profile-001."""
-    ids = {r["memory_id"] for _, records in PROFILE_SCENARIOS.values() for r in records}
+    ids = {r["memory_id"] for _, _, records in PROFILE_SCENARIOS.values() for r in records}
     return ids | {"profile-001"}
 
 
@@ -253,7 +270,7 @@ def test_the_06b_placeholder_and_its_message_carry_no_candidate_value() -> None:
 
 def test_no_answer_of_06b_is_on_screen_before_the_exercise() -> None:
     shown = before_your_turn("06b_profile")
-    for label, (_, records) in PROFILE_SCENARIOS.items():
+    for label, (_, _, records) in PROFILE_SCENARIOS.items():
         for record in records:
             assert record["memory_id"] not in shown, f"{label}: {record['memory_id']} is shown"
     # the rules are taught before they are asked: text order on a tie, and the instant
