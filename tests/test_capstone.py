@@ -4,12 +4,16 @@ student's stage that loses every term is reported as a difference, never raised.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
 import runpy
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from memorylib.datasets import load_labelled_queries
 from memorylib.notebook import buildit
 from memorylib.notebook.buildit import capstone
 from memorylib.notebook.buildit.fixtures import CHAPTER_QUERY, CHAPTER_SCOPE, chapter_records
@@ -61,6 +65,47 @@ def test_the_checker_names_each_mistake(change: dict, fragment: str) -> None:
 def test_the_checker_placeholder() -> None:
     assert str(capstone.check_first_differences(...)).startswith("⏳ Not answered yet")
     assert "dict" in str(capstone.check_first_differences(["none"]))
+
+
+def _cell(cell_id: str) -> nbformat.NotebookNode:
+    nb = nbformat.read(ROOT / "notebooks" / "06c_capstone.ipynb", as_version=4)
+    return next(c for c in nb.cells if c.id == cell_id)
+
+
+def test_the_placeholder_and_its_message_name_no_stage_for_any_label() -> None:
+    """The template holds only the keys; neither it nor the not-answered message pairs a
+    label with a stage (a wrong value would still rule one option out)."""
+    source = _cell("nb06c-your-turn-answer").source
+    namespace: dict[str, object] = {}
+    exec(source, namespace)
+    template = namespace["my_prediction"]
+    assert template == dict.fromkeys(capstone.BROKEN, ...)
+    for answer in (template, ...):
+        message = str(capstone.check_first_differences(answer))
+        assert message.startswith("⏳ Not answered yet"), message
+        assert re.search(r"'[A-E]'\s*:", message) is None, message
+
+
+def _run_after_check_cell(answer: object) -> str:
+    namespace = {"buildit": buildit, "capstone": capstone}
+    namespace["checked"] = capstone.check_first_differences(answer)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(_cell("nb06c-after-check").source, namespace)
+    return out.getvalue()
+
+
+def test_the_cell_after_the_check_stays_closed_until_the_answer_is_right() -> None:
+    wrong = {**ANSWER, "D": "stable rank"}
+    for answer in (..., wrong):
+        shown = _run_after_check_cell(answer)
+        assert shown.startswith("Not shown yet") and "queries differ" not in shown
+    shown = _run_after_check_cell(ANSWER).splitlines()
+    assert [line.split(":")[0] for line in shown] == list(capstone.BROKEN)
+    for label, line in zip(capstone.BROKEN, shown, strict=True):
+        # each broken pipeline, the lucky ones too, is caught by some labelled query
+        assert not line.startswith(f"{label}: 0 of"), line
+        assert f" of {len(load_labelled_queries())} queries differ" in line
 
 
 def test_terms_lost_by_your_stage_are_a_difference_not_an_error() -> None:

@@ -226,15 +226,15 @@ def _template_values(stem: str, variable: str = "my_prediction") -> dict[str, ob
     return {key: eval(value, {"__builtins__": {}}, {**names, "None": None}) for key, value in pairs}
 
 
-# 01's shape comment carries no values at all (tests/test_records_exercises.py), and 07's
-# template holds only its keys (tests/test_failure_views.py): even wrong values tell a
-# student, by elimination, what an answer is not.
+# 01's shape comment carries no values at all (tests/test_records_exercises.py), and the
+# templates of 07 and 06c hold only their keys (tests/test_failure_views.py,
+# tests/test_capstone.py): even wrong values tell a student, by elimination, what an answer
+# is not.
 TEMPLATES = [
     ("04_scoring", "buildit.scoring", "check_q11_note", "04_scoring.py"),
     ("07b_retraction", "retraction_views", "check_retraction_predictions", "07b_retraction.py"),
     ("06_render", "buildit.render", "check_render_predictions", "06_render.py"),
     ("06b_profile", "buildit.profile", "check_profile_predictions", "06b_profile.py"),
-    ("06c_capstone", "buildit.capstone", "check_first_differences", "06c_capstone.py"),
 ]
 
 

@@ -13,6 +13,9 @@ D  rank_ignoring_the_limit -> none: the chapter's query has one candidate, so a 
    cuts nothing (on the corpus it differs at stable rank on 21 of 36 queries).
 E  render_with_empty_wrapper -> none: the chapter's query has a hit, and the broken part
    only runs for an empty result (on the corpus it differs at render on 4 queries).
+
+Once the check passes, the cell under "After the check" prints each pipeline on the corpus:
+A 8, B 36, C 32, D 21, E 4 of the 36 queries differ, each at its own stage.
 """
 
 my_prediction = {

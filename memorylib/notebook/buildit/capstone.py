@@ -68,7 +68,7 @@ def candidates_with_profiles(query: RecallQuery, records: Iterable[StoredMemory]
 def score_with_a_week_window(
     query: RecallQuery, candidate: RecallCandidate, *, as_of: datetime | str
 ) -> RecallScoreBreakdown:
-    """The chapter's formula with a 7-day recency window instead of 30 days."""
+    """The contract's scoring, with a 7-day recency window instead of its 30 days."""
     week = ScoringPolicy(recency_window_days=7)
     return score_recall_candidate(query, candidate, as_of=as_of, policy=week)
 
@@ -164,7 +164,7 @@ def check_first_differences(answer: object) -> CheckResult:
         return right(
             f"All {len(truth)} right. {' and '.join(lucky)} agree with the library on the "
             "chapter's example although each has a stage broken: one example can agree by "
-            "luck. The stretch runs them on the corpus."
+            "luck. The cell under 'After the check' runs all five on the corpus."
         )
 
-    return check_value(answer, judge, placeholder="a dict like {'A': 'render', 'B': 'none', ...}")
+    return check_value(answer, judge, placeholder="a dict from 'A'..'E' to a stage name or 'none'")

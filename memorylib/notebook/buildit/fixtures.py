@@ -47,7 +47,7 @@ def at(days_before: float) -> str:
 
 @functools.cache
 def chapter_records() -> tuple[StoredMemory, ...]:
-    """The chapter's seven teaching records (one profile, six conversations), as stored."""
+    """The contract's seven teaching records (one profile, six conversations), as stored."""
     return tuple(new_memory(user_scope=CHAPTER_SCOPE, **record) for record in TEACHING_RECORDS)
 
 

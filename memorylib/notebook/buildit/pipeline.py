@@ -461,55 +461,52 @@ class Pipeline:
 # -- comparing two runs ------------------------------------------------------------------------
 
 
-def _candidate_key(found: CandidateSet) -> tuple[Any, ...]:
-    return (
-        found.searched_records,
-        found.retracted_records,
-        tuple((c.record.memory_id, tuple(c.matched_terms)) for c in found.candidates),
-    )
-
-
 def _hits_detail(hits: Sequence[Any]) -> str:
     return ", ".join(f"#{h.rank} {h.memory_id} {h.score_breakdown.total}" for h in hits) or "none"
 
 
+def _found(run: PipelineRun) -> tuple[int, int, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """A run's candidate stage: searched, retracted, and (memory_id, matched terms) each."""
+    found = run.candidates
+    ids = tuple(
+        (getattr(c.record, "memory_id", "?"), tuple(c.matched_terms)) for c in found.candidates
+    )
+    return (found.searched_records, found.retracted_records, ids)
+
+
 def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, str] | None:
-    """(stage, what differs) at the first stage where the two runs differ, or None."""
-    if yours.error is not None:
+    """(stage, what differs) at the first stage where your run differs from the library's,
+    or None. ``same`` is the exercises' one comparison: equal, floats within 1e-6."""
+    if yours.error is not None:  # one of your functions raised: the stage it ran in
         return (yours.failed_stage or "?", yours.error)
-    ref_query, query = reference.query, yours.query
-    assert ref_query is not None and query is not None
-    if (ref_query.normalized_text, ref_query.terms) != (query.normalized_text, query.terms):
-        return ("normalize", f"terms {ref_query.terms} vs yours {query.terms}")
-    assert reference.candidates is not None and yours.candidates is not None
-    if _candidate_key(reference.candidates) != _candidate_key(yours.candidates):
-        ids = [c.record.memory_id for c in reference.candidates.candidates]
-        theirs = [getattr(c.record, "memory_id", "?") for c in yours.candidates.candidates]
+    # normalize: the normalized text and the terms
+    ref, mine = reference.query, yours.query
+    if (ref.normalized_text, ref.terms) != (mine.normalized_text, mine.terms):
+        return ("normalize", f"terms {ref.terms} vs yours {mine.terms}")
+    # candidate: searched and retracted counts, and which records matched which terms
+    ref_found, found = _found(reference), _found(yours)
+    if ref_found != found:
+        ref_ids, ids = [i for i, _ in ref_found[2]], [i for i, _ in found[2]]
         return (
             "candidate",
-            f"searched {reference.candidates.searched_records}, candidates {ids} vs yours: "
-            f"searched {yours.candidates.searched_records}, candidates {theirs}",
+            f"searched {ref_found[0]}, candidates {ref_ids} vs yours: searched {found[0]}, "
+            f"candidates {ids}",
         )
-    assert reference.result is not None and yours.result is not None
-    scored = {
-        hit.memory_id: chapter_breakdown_fields(hit.score_breakdown)
-        for hit in reference.result.hits
-    }
-    for hit in yours.result.hits:
-        mine = scored.get(hit.memory_id)
-        theirs = chapter_breakdown_fields(hit.score_breakdown)
-        if mine is not None and not same(mine, theirs):
-            return ("score", f"{hit.memory_id}: total {mine['total']} vs yours {theirs['total']}")
-    # the engine's one comparison: a total one unit off in the sixth place (your scorer
-    # adding its rounded contributions) is the same hit
-    if not same(reference.result.hits, yours.result.hits):
-        return (
-            "stable rank",
-            f"{_hits_detail(reference.result.hits)} vs yours {_hits_detail(yours.result.hits)}",
-        )
+    # score: the chapter's seven breakdown fields of each hit both runs have
+    ref_hits, hits = reference.result.hits, yours.result.hits
+    scored = {h.memory_id: chapter_breakdown_fields(h.score_breakdown) for h in ref_hits}
+    for hit in hits:
+        expected, got = scored.get(hit.memory_id), chapter_breakdown_fields(hit.score_breakdown)
+        if expected is not None and not same(expected, got):
+            return ("score", f"{hit.memory_id}: total {expected['total']} vs yours {got['total']}")
+    # stable rank: the hits, every field of each, in order
+    if not same(ref_hits, hits):
+        return ("stable rank", f"{_hits_detail(ref_hits)} vs yours {_hits_detail(hits)}")
+    # render: what an XML parser reads ("" only equals ""), against the library's block,
+    # or, failing that, the library's render of YOUR result
     if not _same_context(reference.context or "", yours.context):
-        theirs = _reference_render(yours.result)  # the library's render of YOUR hits
-        if theirs is None or not _same_context(theirs, yours.context):
+        library = _reference_render(yours.result)
+        if library is None or not _same_context(library, yours.context):
             return ("render", "the rendered context reads differently to an XML parser")
     return None
 

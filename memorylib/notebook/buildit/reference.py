@@ -3,11 +3,12 @@
 ``reference_source("normalize")`` holds the ``inspect.getsource`` of the library's stage
 functions (and the helpers they call, in file order), after what they read from elsewhere
 (a helper of another module, a module-level constant), each block under a comment naming
-its file, so nothing the code calls is left unseen. As a cell's value it renders as an
-HTML ``<details>`` element, closed, so nothing of it is on screen until the student opens
-it; its plain-text form only names what it holds (a front end without HTML shows no
-answer either). The source is read from the installed package at call time, so it is
-always the code that runs.
+its file, so no name of memorylib the code calls is left unseen (the standard library's
+names, such as ``unicodedata``, are the module's imports and are not shown). As a cell's
+value it renders as an HTML ``<details>`` element, closed, so nothing of it is on screen
+until the student opens it; its plain-text form only names what it holds (a front end
+without HTML shows no answer either). The source is read from the installed package at
+call time, so it is always the code that runs.
 """
 
 from __future__ import annotations
