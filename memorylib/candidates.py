@@ -5,26 +5,45 @@ equal the query's (else RemoteMemoryScopeError); searchable terms come from
 ``summary + " " + content``; a candidate shares at least one term. A candidate has
 no score and no rank and holds the record itself, never a copy or a change.
 Beyond the chapter: a conversation record named by a RETRACTION in ``records`` is
-not searched, and is counted in ``retracted_records`` instead; and the stage counts
-what the BM25 scorers need about the searched records (``CorpusStats``).
+not searched, and is counted in ``retracted_records`` instead; the stage counts what
+the BM25 scorers need about the searched records (``CorpusStats``); a policy's
+``analyzer`` (``memorylib.analysis``; default: the chapter's term rule) gives the terms,
+and its ``context`` counts a record together with its neighbours in the same source:
+
+* the **neighbours** of a searched record are the searched records of its ``source_id``
+  at distance 1, 2, ... in their order by (captured_at, memory_id) (``neighbours``): a
+  retracted record or a profile is no neighbour;
+* with context weights ``(w1, w2, ...)`` a record's term frequency is its own count plus
+  ``w_d`` times the count of each neighbour at distance d (a fraction, then), and its
+  length grows the same way: a turn that answers with "yes" is found by the words of
+  the question before it. The sums are taken in one fixed order (the record, then
+  distance 1 before and after, then 2, ...) and the corpus length with ``math.fsum``,
+  so any other path that follows the order gets the same floats.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .analysis import CHAPTER_ANALYZER, Analyzer, TextTerms, text_terms
 from .checks import require, require_items
 from .errors import RemoteMemoryScopeError
-from .query import normalize_text, term_counts
+from .explanation import TermSource
 from .records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
-from .timestamps import parse_timestamp
+from .timestamps import epoch_micros, parse_timestamp
 
 __all__ = [
     "CandidateSet",
     "CorpusStats",
+    "Neighbour",
     "build_recall_candidates",
+    "in_context",
+    "neighbours",
     "record_term_counts",
+    "record_terms",
     "retracted_ids",
     "searchable_terms",
 ]
@@ -34,10 +53,10 @@ __all__ = [
 class CorpusStats:
     """What BM25 knows about the searched records: how many, their mean length in
     terms, and how many hold each query term. ``best_bm25`` is the query's highest
-    BM25 among its candidates (set by the ranking stage for the hybrid scorer)."""
+    BM25 among its candidates (set by the ranking stage for the bm25+recency scorer)."""
 
     documents: int
-    total_length: int
+    total_length: float
     document_frequency: Mapping[str, int] = field(default_factory=dict)
     best_bm25: float | None = None
 
@@ -61,14 +80,91 @@ class CandidateSet:
         return len(self.candidates)
 
 
-def record_term_counts(record: StoredMemory) -> dict[str, int]:
+def record_terms(record: StoredMemory, analyzer: Analyzer = CHAPTER_ANALYZER) -> TextTerms:
+    """The analyzed terms of normalized ``summary + " " + content`` (cached per text)."""
+    return text_terms(record.summary + " " + record.content, analyzer)
+
+
+def record_term_counts(
+    record: StoredMemory, analyzer: Analyzer = CHAPTER_ANALYZER
+) -> dict[str, int]:
     """Each term of normalized ``summary + " " + content`` and how often it occurs."""
-    return dict(term_counts(normalize_text(record.summary + " " + record.content)))
+    return dict(record_terms(record, analyzer).counts)
 
 
-def searchable_terms(record: StoredMemory) -> tuple[str, ...]:
+def searchable_terms(
+    record: StoredMemory, analyzer: Analyzer = CHAPTER_ANALYZER
+) -> tuple[str, ...]:
     """The terms a record can be found by: normalized ``summary + " " + content``."""
-    return tuple(sorted(record_term_counts(record)))
+    return record_terms(record, analyzer).terms
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A record near another in the same source: how far (1 = next to it) and its weight."""
+
+    record: StoredMemory
+    distance: int
+    weight: float
+
+
+def neighbours(
+    searched: Sequence[StoredMemory], weights: Sequence[float]
+) -> dict[str, tuple[Neighbour, ...]]:
+    """For each of ``searched`` (live conversation records), its neighbours: the records
+    of its source_id at distance 1 .. len(weights) in (captured_at, memory_id) order,
+    nearest first and, at one distance, the earlier one first."""
+    by_source: defaultdict[str, list[StoredMemory]] = defaultdict(list)
+    for record in searched:
+        by_source[record.source.source_id].append(record)
+    found: dict[str, tuple[Neighbour, ...]] = {}
+    for turns in by_source.values():
+        turns.sort(
+            key=lambda r: (
+                epoch_micros(parse_timestamp(r.source.captured_at, "captured_at")),
+                r.memory_id,
+            )
+        )
+        for at, record in enumerate(turns):
+            near = []
+            for distance, weight in enumerate(weights, start=1):
+                for other in (at - distance, at + distance):
+                    if 0 <= other < len(turns):
+                        near.append(Neighbour(turns[other], distance, weight))
+            found[record.memory_id] = tuple(near)
+    return found
+
+
+def in_context(
+    record: StoredMemory,
+    around: Sequence[Neighbour],
+    terms: Sequence[str],
+    analyzer: Analyzer = CHAPTER_ANALYZER,
+) -> tuple[tuple[float, ...], float, tuple[tuple[TermSource, ...], ...]]:
+    """For ``terms``: the record's term frequency counted with its neighbours, its length
+    counted the same way, and the records each term was counted in."""
+    own = record_terms(record, analyzer)
+    near = [(n, record_terms(n.record, analyzer)) for n in around]
+    length = float(own.length)
+    for neighbour, theirs in near:
+        length += neighbour.weight * theirs.length
+    frequencies, sources = [], []
+    for term in terms:
+        count = own.counts.get(term, 0)
+        frequency = float(count)
+        found = [TermSource(record.memory_id, 0, 1.0, count)] if count else []
+        for neighbour, theirs in near:
+            count = theirs.counts.get(term, 0)
+            frequency += neighbour.weight * count
+            if count:
+                found.append(
+                    TermSource(
+                        neighbour.record.memory_id, neighbour.distance, neighbour.weight, count
+                    )
+                )
+        frequencies.append(frequency)
+        sources.append(tuple(found))
+    return tuple(frequencies), length, tuple(sources)
 
 
 def retracted_ids(records: Iterable[StoredMemory]) -> frozenset[str]:
@@ -78,10 +174,20 @@ def retracted_ids(records: Iterable[StoredMemory]) -> frozenset[str]:
     )
 
 
-def build_recall_candidates(query: RecallQuery, records: Iterable[StoredMemory]) -> CandidateSet:
-    """Pure: reads ``records``, returns candidates in the order the records came."""
+def build_recall_candidates(
+    query: RecallQuery,
+    records: Iterable[StoredMemory],
+    *,
+    analyzer: Analyzer = CHAPTER_ANALYZER,
+    context: Sequence[float] = (),
+) -> CandidateSet:
+    """Pure: reads ``records``, returns candidates in the order the records came.
+
+    ``analyzer`` and ``context`` are a policy's (the defaults: the chapter's terms, each
+    record counted alone)."""
     query = require(query, RecallQuery, "query")
     records = require_items(records, StoredMemory, "records")
+    analyzer = require(analyzer, Analyzer, "analyzer")
     for position, record in enumerate(records):
         if record.user_scope != query.user_scope:
             raise RemoteMemoryScopeError(
@@ -89,21 +195,37 @@ def build_recall_candidates(query: RecallQuery, records: Iterable[StoredMemory])
                 f"{record.user_scope!r}; the query's is {query.user_scope!r}"
             )
     hidden = retracted_ids(records)
-    wanted = set(query.terms)
+    wanted = sorted(set(query.terms))
     candidates: list[RecallCandidate] = []
-    searched = retracted = total_length = 0
-    frequency = dict.fromkeys(query.terms, 0)
+    retracted = 0
+    searched: list[StoredMemory] = []
     for record in records:
         if record.kind is not MemoryKind.CONVERSATION:
             continue
         if record.memory_id in hidden:
             retracted += 1
             continue
-        searched += 1
-        counts = record_term_counts(record)
-        total_length += sum(counts.values())  # the record's length in terms
-        terms = tuple(sorted(counts))
-        matched = tuple(term for term in terms if term in wanted)
+        searched.append(record)
+    near = neighbours(searched, context) if context else {}
+    lengths: list[float] = []
+    frequency = dict.fromkeys(query.terms, 0)
+    for record in searched:
+        own = record_terms(record, analyzer)
+        terms = own.terms
+        sources: tuple[tuple[TermSource, ...], ...] = ()
+        if context:  # the record counted with its neighbours
+            around = near[record.memory_id]
+            theirs = [record_terms(n.record, analyzer) for n in around]
+            matched = tuple(
+                t for t in wanted if t in own.counts or any(t in x.counts for x in theirs)
+            )
+            frequencies, length, sources = in_context(record, around, matched, analyzer)
+            if matched:
+                terms = tuple(sorted(set(own.terms).union(*(x.terms for x in theirs))))
+        else:
+            matched = tuple(t for t in wanted if t in own.counts)
+            frequencies, length = tuple(own.counts[t] for t in matched), own.length
+        lengths.append(length)  # the record's length in terms
         for term in matched:
             frequency[term] += 1
         if matched:
@@ -114,9 +236,11 @@ def build_recall_candidates(query: RecallQuery, records: Iterable[StoredMemory])
                     searchable_terms=terms,
                     matched_terms=matched,
                     captured_at=parse_timestamp(record.source.captured_at, "captured_at"),
-                    term_frequencies=tuple(counts[term] for term in matched),
-                    length=sum(counts.values()),
+                    term_frequencies=frequencies,
+                    length=length,
+                    term_sources=sources,
                 )
             )
-    corpus = CorpusStats(searched, total_length, frequency)
-    return CandidateSet(query.query_id, tuple(candidates), searched, retracted, corpus)
+    total_length = math.fsum(lengths) if context else sum(lengths)
+    corpus = CorpusStats(len(searched), total_length, frequency)
+    return CandidateSet(query.query_id, tuple(candidates), len(searched), retracted, corpus)

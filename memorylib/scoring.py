@@ -13,20 +13,31 @@ and every breakdown reports what was used; its contributions always add up to th
   (tf + k1 * (1 - b + b * length / average_length))`` with ``idf = ln(1 + (N - df + 0.5)
   / (df + 0.5))`` over the searched records (``CorpusStats``): rare terms weigh more,
   repeated terms more (with diminishing returns), long records less; no recency;
-* ``hybrid``: BM25 divided by the query's best BM25 (0..1), weighted with recency.
+* ``bm25+recency``: BM25 divided by the query's best BM25 (0..1), weighted with recency
+  (not a "hybrid": that word is kept for lexical + vector retrieval).
 
 ``min_evidence`` (off by default) drops candidates whose idf-weighted coverage (the
 share of the query's idf that they match) is below it: a question whose answer is not in
 the history then gets few or no hits (``empty_reason="insufficient_evidence"``).
+
+The policy also carries the analysis (``memorylib.analysis``): the ``analyzer`` that
+makes the terms of records and queries, ``query_weighting`` (``"dialogue-turns"``: a
+term of a dialogue's older turns weighs ``turn_decay`` per turn less) and ``context``
+(neighbour weights by distance, ``candidates.in_context``). Query weights multiply each
+term's BM25 (``weight * idf * ...``) and its share of the evidence; coverage counts
+terms, as the chapter does. With anything but the chapter's analysis, every breakdown
+names the analyzer and explains each matched term (``TermMatch``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 
-from .candidates import CorpusStats, record_term_counts
+from .analysis import CHAPTER_ANALYZER, DIALOGUE_TURNS, Analyzer
+from .candidates import CorpusStats, record_terms
 from .checks import require, require_number
 from .errors import RemoteMemoryValidationError
 from .records import (
@@ -36,6 +47,7 @@ from .records import (
     RecallCandidate,
     RecallQuery,
     RecallScoreBreakdown,
+    TermMatch,
 )
 from .timestamps import age_in_days, parse_timestamp
 
@@ -43,20 +55,24 @@ __all__ = [
     "DEFAULT_POLICY",
     "SCORERS",
     "ScoringPolicy",
+    "analysis_parameters",
     "bm25_score",
     "evidence",
     "idf",
+    "query_weights",
     "recency_score",
     "score_recall_candidate",
 ]
 
-SCORERS = ("coverage", "bm25", "hybrid")
+SCORERS = ("coverage", "bm25", "bm25+recency")
+MAX_CONTEXT = 8  # neighbour weights a policy may give (distance 1 .. 8)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ScoringPolicy:
     """The scorer and its numbers: weights of the two parts, the recency window (days),
-    BM25's k1 and b, and the evidence a candidate needs to become a hit (0: none)."""
+    BM25's k1 and b, and the evidence a candidate needs to become a hit (0: none); and
+    the analysis: the analyzer, the query weighting and the context weights."""
 
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     recency_weight: float = DEFAULT_RECENCY_WEIGHT
@@ -65,6 +81,10 @@ class ScoringPolicy:
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     min_evidence: float = 0.0
+    analyzer: Analyzer = CHAPTER_ANALYZER
+    query_weighting: str | None = None
+    turn_decay: float = 0.9
+    context: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         for name in (
@@ -86,14 +106,50 @@ class ScoringPolicy:
             )
         if self.bm25_b > 1 or self.min_evidence > 1:
             raise RemoteMemoryValidationError("bm25_b and min_evidence must be between 0 and 1")
+        require(self.analyzer, Analyzer, "analyzer")
+        if self.query_weighting not in (None, DIALOGUE_TURNS):
+            raise RemoteMemoryValidationError(
+                f"query_weighting must be None or {DIALOGUE_TURNS!r}, got {self.query_weighting!r}"
+            )
+        require_number(self.turn_decay, "turn_decay")
+        if not 0 < self.turn_decay <= 1:
+            raise RemoteMemoryValidationError("turn_decay must be > 0 and <= 1")
+        if not isinstance(self.context, tuple) or len(self.context) > MAX_CONTEXT:
+            raise RemoteMemoryValidationError(
+                f"context must be a tuple of at most {MAX_CONTEXT} neighbour weights"
+            )
+        for weight in self.context:
+            require_number(weight, "a context weight")
+            if not 0 < weight <= 1:
+                raise RemoteMemoryValidationError("context weights must be > 0 and <= 1")
 
     @classmethod
-    def bm25(cls, *, k1: float = 1.2, b: float = 0.75, min_evidence: float = 0.0) -> ScoringPolicy:
+    def bm25(
+        cls,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        min_evidence: float = 0.0,
+        analyzer: Analyzer = CHAPTER_ANALYZER,
+        query_weighting: str | None = None,
+        context: tuple[float, ...] = (),
+    ) -> ScoringPolicy:
         """BM25 alone: total = BM25 (lexical weight 1, recency weight 0)."""
-        return cls(1.0, 0.0, DEFAULT_RECENCY_WINDOW_DAYS, "bm25", k1, b, min_evidence)
+        return cls(
+            1.0,
+            0.0,
+            DEFAULT_RECENCY_WINDOW_DAYS,
+            "bm25",
+            k1,
+            b,
+            min_evidence,
+            analyzer=analyzer,
+            query_weighting=query_weighting,
+            context=context,
+        )
 
     @classmethod
-    def hybrid(
+    def bm25_recency(
         cls,
         *,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
@@ -102,10 +158,22 @@ class ScoringPolicy:
         k1: float = 1.2,
         b: float = 0.75,
         min_evidence: float = 0.0,
+        analyzer: Analyzer = CHAPTER_ANALYZER,
+        query_weighting: str | None = None,
+        context: tuple[float, ...] = (),
     ) -> ScoringPolicy:
-        """BM25 normalized to 0..1 per query, weighted with recency."""
+        """BM25 normalized to 0..1 per query, weighted with recency (``bm25+recency``)."""
         return cls(
-            lexical_weight, recency_weight, recency_window_days, "hybrid", k1, b, min_evidence
+            lexical_weight,
+            recency_weight,
+            recency_window_days,
+            "bm25+recency",
+            k1,
+            b,
+            min_evidence,
+            analyzer=analyzer,
+            query_weighting=query_weighting,
+            context=context,
         )
 
     def __repr__(self) -> str:  # the chapter's three numbers, then whatever else is set
@@ -120,6 +188,11 @@ class ScoringPolicy:
     @property
     def uses_bm25(self) -> bool:
         return self.scorer != "coverage"
+
+    @property
+    def chapter_terms(self) -> bool:
+        """True when the terms are the chapter's: its analyzer, no weights, no context."""
+        return self.analyzer.is_chapter and self.query_weighting is None and not self.context
 
 
 DEFAULT_POLICY = ScoringPolicy()
@@ -136,26 +209,83 @@ def idf(term: str, corpus: CorpusStats) -> float:
     return math.log(1.0 + (corpus.documents - df + 0.5) / (df + 0.5))
 
 
-def bm25_score(candidate: RecallCandidate, corpus: CorpusStats, policy: ScoringPolicy) -> float:
-    """BM25 of the candidate's record for its matched terms (see the module docstring)."""
+def query_weights(query: RecallQuery) -> Mapping[str, float] | None:
+    """Each query term's weight when the query's analysis weighs them, else None (all 1)."""
+    if query.analysis is None or all(t.weight == 1.0 for t in query.analysis.terms):
+        return None
+    return {t.term: t.weight for t in query.analysis.terms}
+
+
+def bm25_score(
+    candidate: RecallCandidate,
+    corpus: CorpusStats,
+    policy: ScoringPolicy,
+    weights: Mapping[str, float] | None = None,
+) -> float:
+    """BM25 of the candidate's record for its matched terms (see the module docstring),
+    each term's part multiplied by its query weight (``weights``; None: all 1)."""
     if candidate.length:  # counted by the candidate stage
         frequencies, length = candidate.term_frequencies, candidate.length
-    else:  # a candidate built by hand: count its record's terms
-        counts = record_term_counts(candidate.record)
+    else:  # a candidate built by hand: count its record's terms (alone: no context)
+        counts = record_terms(candidate.record, policy.analyzer).counts
         frequencies = tuple(counts[term] for term in candidate.matched_terms)
         length = sum(counts.values())
     k1, b = policy.bm25_k1, policy.bm25_b
     norm = k1 * (1.0 - b + b * length / corpus.average_length) if corpus.average_length else k1
     score = 0.0
     for term, tf in zip(candidate.matched_terms, frequencies, strict=True):
-        score += idf(term, corpus) * tf * (k1 + 1.0) / (tf + norm)
+        weight = (
+            idf(term, corpus) if weights is None else weights.get(term, 1.0) * idf(term, corpus)
+        )
+        score += weight * tf * (k1 + 1.0) / (tf + norm)
     return score
 
 
 def evidence(query: RecallQuery, candidate: RecallCandidate, corpus: CorpusStats) -> float:
-    """The share of the query's idf the candidate matches (1.0: every term)."""
-    total = sum(idf(term, corpus) for term in query.terms)
-    return sum(idf(term, corpus) for term in candidate.matched_terms) / total if total else 0.0
+    """The share of the query's idf the candidate matches (1.0: every term); with query
+    weights, of its weighted idf."""
+    weights = query_weights(query)
+
+    def weighed(term: str) -> float:
+        return idf(term, corpus) if weights is None else weights.get(term, 1.0) * idf(term, corpus)
+
+    total = sum(weighed(term) for term in query.terms)
+    return sum(weighed(term) for term in candidate.matched_terms) / total if total else 0.0
+
+
+def analysis_parameters(policy: ScoringPolicy) -> tuple[tuple[str, str], ...]:
+    """The policy's analysis as text: the analyzer's steps, the weighting, the context."""
+    found = policy.analyzer.parameters()
+    if policy.query_weighting is not None:
+        found += (
+            ("query_weighting", policy.query_weighting),
+            ("turn_decay", f"{policy.turn_decay:g}"),
+        )
+    if policy.context:
+        found += (("context", " ".join(f"{w:g}" for w in policy.context)),)
+    return found
+
+
+def _term_matches(query: RecallQuery, candidate: RecallCandidate) -> tuple[TermMatch, ...]:
+    """Each matched term explained: the query words and steps it came from, its weight,
+    the frequency counted and (with context) the records it was counted in."""
+    analysis = query.analysis
+    frequencies = candidate.term_frequencies or (0,) * len(candidate.matched_terms)
+    sources = candidate.term_sources or ((),) * len(candidate.matched_terms)
+    found = []
+    for term, tf, where in zip(candidate.matched_terms, frequencies, sources, strict=True):
+        told = analysis.term(term) if analysis is not None else None
+        found.append(
+            TermMatch(
+                term=term,
+                words=told.words if told else (),
+                steps=told.steps if told else (),
+                weight=told.weight if told else 1.0,
+                frequency=round(float(tf), 6),
+                found_in=where,
+            )
+        )
+    return tuple(found)
 
 
 def _parameters(policy: ScoringPolicy, corpus: CorpusStats | None) -> tuple[tuple[str, float], ...]:
@@ -167,7 +297,7 @@ def _parameters(policy: ScoringPolicy, corpus: CorpusStats | None) -> tuple[tupl
             ("documents", float(corpus.documents)),
             ("average_length", round(corpus.average_length, 6)),
         ]
-        if policy.scorer == "hybrid":
+        if policy.scorer == "bm25+recency":
             found.append(("best_bm25", round(corpus.best_bm25 or 0.0, 6)))
     if policy.min_evidence:
         found.append(("min_evidence", float(policy.min_evidence)))
@@ -196,12 +326,12 @@ def score_recall_candidate(
     moment = parse_timestamp(as_of, "as_of")
     coverage = len(candidate.matched_terms) / len(query.terms)
     recency = recency_score(age_in_days(candidate.captured_at, moment), policy.recency_window_days)
-    raw = bm25_score(candidate, corpus, policy) if policy.uses_bm25 else None
+    raw = bm25_score(candidate, corpus, policy, query_weights(query)) if policy.uses_bm25 else None
     if policy.scorer == "coverage":
         lexical = coverage
     elif policy.scorer == "bm25":
         lexical = raw
-    else:  # hybrid: BM25 as a share of the query's best
+    else:  # bm25+recency: BM25 as a share of the query's best
         best = corpus.best_bm25 if corpus.best_bm25 is not None else raw
         lexical = raw / best if best else 0.0
     lexical_part = policy.lexical_weight * lexical
@@ -227,4 +357,7 @@ def score_recall_candidate(
         bm25=None if raw is None else round(raw, 6),
         evidence=None if share is None else round(share, 6),
         parameters=_parameters(policy, corpus),
+        analyzer=None if policy.chapter_terms else policy.analyzer.name,
+        analysis_parameters=() if policy.chapter_terms else analysis_parameters(policy),
+        term_matches=() if policy.chapter_terms else _term_matches(query, candidate),
     )

@@ -56,13 +56,13 @@ coverage_policies = st.builds(
     recency_weight=st.sampled_from([0.15, 0.5, 0.9, 1.0]),
     recency_window_days=st.sampled_from([30.0, 1.0, 365.0]),
 )
-# BM25, hybrid and min_evidence take the taught path on a database store: still equal.
+# BM25, bm25+recency and min_evidence take the taught path on a database store: still equal.
 other_policies = st.sampled_from(
     [
         ScoringPolicy.bm25(),
-        ScoringPolicy.hybrid(),
+        ScoringPolicy.bm25_recency(),
         ScoringPolicy(min_evidence=0.5),
-        ScoringPolicy.hybrid(min_evidence=0.3),
+        ScoringPolicy.bm25_recency(min_evidence=0.3),
     ]
 )
 policies = st.one_of(coverage_policies, coverage_policies, other_policies)

@@ -239,7 +239,7 @@ def test_the_stores_are_real_and_a_unique_turn_is_recalled_first(locomo: Path) -
     policies = {
         "coverage": DEFAULT_POLICY,
         "bm25": ScoringPolicy.bm25(),
-        "own": ScoringPolicy(recency_weight=0.5, recency_window_days=7.0, scorer="hybrid"),
+        "own": ScoringPolicy(recency_weight=0.5, recency_window_days=7.0, scorer="bm25+recency"),
     }
     report = run_benchmark(bench, policies)
     zebra = [s for s in report.scores if s.query_id == "26:qa-0"]

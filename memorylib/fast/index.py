@@ -449,6 +449,8 @@ class RecallIndex:
         if not isinstance(query, RecallQuery) or query.user_scope != self.store.user_scope:
             # the taught path raises the error this query deserves
             return recall_pipeline(query, self.store.read_all(), as_of=as_of, policy=policy)
+        if isinstance(policy, ScoringPolicy) and not policy.chapter_terms:  # not indexed yet
+            return recall_pipeline(query, self.store.read_all(), as_of=as_of, policy=policy)
         with self._lock:  # the arrays change under refresh: one recall at a time
             try:
                 return self._recall(query, as_of=as_of, policy=policy)
@@ -608,7 +610,7 @@ class RecallIndex:
             raw = raw[docs]
             matched_idf = None if matched_idf is None else matched_idf[docs]
         query_idf = sum(idf(term, corpus) for term in query.terms)
-        if policy.scorer == "hybrid":
+        if policy.scorer == "bm25+recency":
             corpus = self._with_best_bm25(query, docs, raw, postings, corpus, policy)
             best = corpus.best_bm25
             lexical = raw / best if best else np.zeros(len(docs))
@@ -681,7 +683,7 @@ class RecallIndex:
         bound = sum(idf(term, corpus) for term in common) * (k1 + 1.0)  # any other doc's BM25
         top = float(raw.max())
         slack = _ROUNDING_SLACK * (1.0 + top + bound)
-        if policy.scorer == "hybrid":
+        if policy.scorer == "bm25+recency":
             if top <= bound + slack:  # the best BM25 might be outside: score every doc
                 return None
             corpus = self._with_best_bm25(query, cand, raw, postings, corpus, policy)

@@ -57,7 +57,7 @@ from memorylib.notebook.exercises import (
     wrong,
 )
 from memorylib.records import MemoryKind, RecallCandidate
-from memorylib.scoring import evidence, idf
+from memorylib.scoring import SCORERS, evidence, idf
 from memorylib.timestamps import age_in_days, parse_timestamp
 
 __all__ = [
@@ -86,9 +86,9 @@ MEI = COURSE_USERS[0]
 SCORER_COLORS = {
     "coverage": "#9e9e9e",
     "bm25": "#3182bd",
-    "hybrid": "#31a354",
+    "bm25+recency": "#31a354",
     "bm25+evidence": "#9ecae1",
-    "hybrid+evidence": "#a1d99b",
+    "bm25+recency+evidence": "#a1d99b",
 }
 _YOURS_COLOR = "#e6550d"
 
@@ -348,7 +348,7 @@ def _top(outcome, n: int = 3) -> str:
 
 
 def stale_vs_fresh_frame(
-    report: EvalReport, *, scorers: Sequence[str] = ("bm25", "hybrid")
+    report: EvalReport, *, scorers: Sequence[str] = ("bm25", "bm25+recency")
 ) -> pd.DataFrame:
     """The ``stale_vs_fresh`` queries where the two scorers' nDCG@10 differ: both values,
     the change, and each top 3 as ``memory_id (grade)``."""
@@ -632,7 +632,7 @@ def _diagnose(got: RecallScoreBreakdown, case: _Case) -> tuple[str, str, str] | 
     if got.scorer != "idf_coverage":
         claim = (
             " — that name claims to be one of the library's scorers"
-            if got.scorer in ("coverage", "bm25", "hybrid")
+            if got.scorer in SCORERS
             else ""
         )
         return (

@@ -3,7 +3,7 @@
 ``playground_view(state, catalog)`` recalls ``state.query`` for ``state.user`` in
 ``state.dataset`` with the real engine and describes every step: the normalized query,
 the funnel searched -> candidates -> hits, the hits with their full score breakdown and
-provenance, and the rendered XML context. ``state.scorer`` picks coverage, bm25, hybrid
+provenance, and the rendered XML context. ``state.scorer`` picks coverage, bm25, bm25+recency
 or "yours" (a scoring function registered with ``catalog.use_scorer``); the hits show
 each scorer's own lexical number. A rejected input becomes ``view.error``, a
 one-line message naming the typed error. Pure: the same state and stores give the same
@@ -59,7 +59,7 @@ class PlaygroundState:
     user: str = COURSE_USERS[0]
     dataset: str = "course"
     query_id: str = "q-08-playground"
-    scorer: str = "coverage"  # coverage, bm25, hybrid, or "yours" (catalog.use_scorer)
+    scorer: str = "coverage"  # coverage, bm25, bm25+recency, or "yours" (catalog.use_scorer)
 
 
 DEFAULT_STATE = PlaygroundState()
@@ -70,13 +70,13 @@ YOURS = "yours"  # a scoring function of your own, registered with catalog.use_s
 SCORER_PRESETS: dict[str, tuple[float, float]] = {
     "coverage": (0.85, 0.15),
     "bm25": (1.0, 0.0),
-    "hybrid": (0.85, 0.15),
+    "bm25+recency": (0.85, 0.15),
     YOURS: (0.85, 0.15),
 }
 _SCORER_LABELS = {
     "coverage": "coverage (the chapter's)",
     "bm25": "bm25",
-    "hybrid": "hybrid (bm25 + recency)",
+    "bm25+recency": "bm25+recency",
     YOURS: "yours",
 }
 
