@@ -191,8 +191,8 @@ def build_recall_candidates(
     for position, record in enumerate(records):
         if record.user_scope != query.user_scope:
             raise RemoteMemoryScopeError(
-                f"records[{position}] ({record.memory_id!r}) has user_scope "
-                f"{record.user_scope!r}; the query's is {query.user_scope!r}"
+                f"records[{position}] ({record.memory_id!r}) belongs to another user scope "
+                f"(user_scope {record.user_scope!r}; the query's is {query.user_scope!r})"
             )
     hidden = retracted_ids(records)
     wanted = sorted(set(query.terms))

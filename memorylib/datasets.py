@@ -481,7 +481,7 @@ def _records(kind: str, folder: str, user_id: str) -> tuple[StoredMemory, ...]:
     with tempfile.TemporaryDirectory(prefix="memorylib-course-") as tmp:
         chapter = kind == "chapter"
         store = build_chapter_store(tmp) if chapter else build_course_store(tmp, user_id)
-        return store.read_all()
+        return tuple(store.read_all())  # cached: immutable
 
 
 def course_records(user_id: str = COURSE_USERS[0]) -> tuple[StoredMemory, ...]:

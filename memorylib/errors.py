@@ -1,14 +1,18 @@
 """The error hierarchy of the recall contract.
 
 Every rejection in `memorylib` raises one of these, with a message that names the
-field or the line at fault. Catch `RemoteMemoryError` to catch them all.
+field or the line at fault. Catch `RemoteMemoryError` to catch them all. Like the
+chapter's reference code, the base is a `RuntimeError` (the store or the service
+refused); a validation error is also a `ValueError` (the caller's value was bad).
 
-    RemoteMemoryError
-    ├── RemoteMemoryValidationError      bad input (a field, a query, a limit)
-    │   └── RemoteMemoryDuplicateError   a memory_id that is already stored
-    ├── RemoteMemoryScopeError           a record or store of another user
-    ├── RemoteMemoryCorruptionError      a line on disk that does not parse
-    └── RemoteMemoryUnavailableError     a database backend cannot be reached in time
+    RuntimeError
+    └── RemoteMemoryError
+        ├── RemoteMemoryValidationError      bad input (a field, a query, a limit); a ValueError
+        │   └── RemoteMemoryDuplicateError   a memory_id that is already stored
+        ├── RemoteMemoryScopeError           a record or store of another user
+        ├── RemoteMemoryCorruptionError      a line on disk that does not parse
+        ├── RemoteMemoryUnavailableError     a database backend cannot be reached in time
+        └── runtime.ConfigurationError       the live agent lacks MODEL_ID or a key
 
     UncommittedWriteWarning (a warning, not an error): the store file ends in a line
     without its newline, a write a crash interrupted. Readers do not see it; the next
@@ -28,7 +32,7 @@ __all__ = [
 ]
 
 
-class RemoteMemoryError(Exception):
+class RemoteMemoryError(RuntimeError):
     """Base class of every error raised by memorylib."""
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_SUMMARY_CHARS",
     "MAX_TITLE_CHARS",
     "MemoryStore",
+    "active_records_of",
     "check_new_ids",
     "check_retraction_target",
     "latest_profile_of",
@@ -94,7 +95,8 @@ def new_memory(
     if kind not in (MemoryKind.PROFILE, MemoryKind.CONVERSATION):
         if kind == MemoryKind.RETRACTION:
             raise RemoteMemoryValidationError(
-                "kind 'retraction' cannot be appended directly; use store.retract(memory_id, ...)"
+                "kind 'retraction' cannot be appended directly: use retract(memory_id, reason=..., "
+                "source=...) on the store"
             )
         raise RemoteMemoryValidationError(f"kind {kind!r} is not one of 'profile', 'conversation'")
     kind = MemoryKind(kind)
@@ -155,10 +157,12 @@ def check_new_ids(records: Sequence[StoredMemory], stored: Container[str]) -> No
 def check_retraction_target(target_id: str, target: StoredMemory | None) -> None:
     """Refuse to retract an unknown id or a retraction."""
     if target is None:
-        raise RemoteMemoryValidationError(f"memory_id {target_id!r} is not in the store")
+        raise RemoteMemoryValidationError(
+            f"memory_id {target_id!r} is not in the store: an unknown memory_id cannot be retracted"
+        )
     if target.kind is MemoryKind.RETRACTION:
         raise RemoteMemoryValidationError(
-            f"memory_id {target_id!r} is a retraction; a retraction cannot be retracted"
+            f"memory_id {target_id!r} is a retraction record; a retraction cannot be retracted"
         )
 
 
@@ -171,10 +175,15 @@ def retractions_by_target(records: Iterable[StoredMemory]) -> dict[str, StoredMe
     return found
 
 
+def active_records_of(records: Sequence[StoredMemory]) -> list[StoredMemory]:
+    """``records`` without the RETRACTION records and the records they retract, in order."""
+    hidden = retractions_by_target(records)
+    return [r for r in records if r.kind is not MemoryKind.RETRACTION and r.memory_id not in hidden]
+
+
 def latest_profile_of(records: Sequence[StoredMemory]) -> StoredMemory | None:
     """Newest non-retracted PROFILE by (captured_at, memory_id), or None."""
-    hidden = retractions_by_target(records)
-    profiles = [r for r in records if r.kind is MemoryKind.PROFILE and r.memory_id not in hidden]
+    profiles = [r for r in active_records_of(records) if r.kind is MemoryKind.PROFILE]
     if not profiles:
         return None
     return max(
@@ -192,9 +201,12 @@ class MemoryStore(ABC):
     * ``append_many`` does the same for a batch, all or nothing.
     * ``retract`` appends a RETRACTION that hides its target from recall and profile
       selection; retracting twice returns the first retraction and writes nothing.
-    * ``read_all`` returns every committed record in the order they were stored; a
-      record of another user_scope raises ``RemoteMemoryScopeError`` and damaged data
+    * ``read_all`` returns every committed record in the order they were stored (the
+      audit trail, retractions included), as a new list each call; a record of another
+      user_scope raises ``RemoteMemoryScopeError`` and damaged data
       ``RemoteMemoryCorruptionError``. Reading never writes.
+    * ``active_records`` is what recall and profile selection see: ``read_all`` without
+      the RETRACTION records and the records they retract.
     """
 
     user_scope: str
@@ -227,7 +239,11 @@ class MemoryStore(ABC):
     ) -> StoredMemory: ...
 
     @abstractmethod
-    def read_all(self) -> tuple[StoredMemory, ...]: ...
+    def read_all(self) -> list[StoredMemory]: ...
+
+    def active_records(self) -> list[StoredMemory]:
+        """Every record not retracted and not a retraction (profiles too), in storage order."""
+        return active_records_of(self.read_all())
 
     def latest_profile(self) -> StoredMemory | None:
         """Newest non-retracted PROFILE by (captured_at, memory_id), or None."""

@@ -27,7 +27,7 @@ from .records import (
     StoredMemory,
 )
 from .scoring import DEFAULT_POLICY, ScoringPolicy, score_recall_candidate
-from .timestamps import format_timestamp, parse_timestamp
+from .timestamps import parse_timestamp
 
 __all__ = ["empty_reason", "prepare_query", "recall_pipeline"]
 
@@ -85,5 +85,4 @@ def recall_pipeline(
         candidate_records=candidate_set.candidate_records,
         empty_reason=empty_reason(hits, candidate_set.candidate_records),
         retracted_records=candidate_set.retracted_records,
-        as_of=format_timestamp(moment),
     )

@@ -106,7 +106,9 @@ def normalize_recall_query(
     """
     readable = fold_whitespace(require(text, str, "query text"))
     if not readable:
-        raise RemoteMemoryValidationError("query text is empty: say what history to recall")
+        raise RemoteMemoryValidationError(
+            "recall query must not be empty: the query text says what history to recall"
+        )
     if len(readable) > MAX_QUERY_CHARS:
         raise RemoteMemoryValidationError(
             f"query text is {len(readable)} characters; the limit is {MAX_QUERY_CHARS}"
@@ -124,8 +126,8 @@ def normalize_recall_query(
     terms = extract_terms(normalized)
     if not terms:
         raise RemoteMemoryValidationError(
-            f"query text {readable[:60]!r} has no searchable term (only punctuation or symbols); "
-            "restate the topic in words"
+            f"query text {readable[:60]!r} has no searchable terms (only punctuation or "
+            "symbols); restate the topic in words"
         )
     moment = utc_now() if issued_at is None else parse_timestamp(issued_at, "issued_at")
     return RecallQuery(

@@ -112,8 +112,8 @@ class StoredMemory:
             )
         if (record.kind is MemoryKind.RETRACTION) != (record.retracts is not None):
             raise RemoteMemoryCorruptionError(
-                "record.retracts must name the retracted memory_id on a retraction record, "
-                "and only there"
+                f"record {record.memory_id!r}: record.retracts is inconsistent with its kind "
+                "(it must name the retracted memory_id on a retraction record, and only there)"
             )
         return record
 
@@ -367,7 +367,6 @@ class RecallResult:
     candidate_records: int
     empty_reason: str | None
     retracted_records: int = 0  # beyond: conversation records hidden by a retraction
-    as_of: Timestamp | None = None  # beyond: the moment recency was measured against
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -377,7 +376,6 @@ class RecallResult:
             "candidate_records": self.candidate_records,
             "retracted_records": self.retracted_records,
             "empty_reason": self.empty_reason,
-            "as_of": self.as_of,
         }
 
     @classmethod

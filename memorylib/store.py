@@ -96,8 +96,8 @@ def check_line(record: StoredMemory, lineno: int, user_scope: str, seen: Mapping
     """A committed record must be the store's user's, and its id must be new."""
     if record.user_scope != user_scope:
         raise RemoteMemoryScopeError(
-            f"line {lineno}: record {record.memory_id!r} belongs to user_scope "
-            f"{record.user_scope!r}, not {user_scope!r}"
+            f"line {lineno}: record {record.memory_id!r} belongs to another user scope "
+            f"(user_scope {record.user_scope!r}, not {user_scope!r})"
         )
     if record.memory_id in seen:
         raise RemoteMemoryCorruptionError(
@@ -144,14 +144,14 @@ class RemoteMemoryStore(MemoryStore):
 
     # -- reading ------------------------------------------------------------------------
 
-    def read_all(self) -> tuple[StoredMemory, ...]:
+    def read_all(self) -> list[StoredMemory]:
         """Every committed record in file order, re-read from disk. Bad lines raise."""
         try:
             with open(self.path, "rb") as handle:
                 self._check_owner(os.fstat(handle.fileno()))
                 data = handle.read()
         except FileNotFoundError:
-            return ()
+            return []
         except IsADirectoryError:
             raise self._is_a_directory() from None
         committed, tail = split_committed(data)
@@ -164,7 +164,7 @@ class RemoteMemoryStore(MemoryStore):
             records.append(record)
         if tail:
             self._warn_uncommitted(len(records) + 1, len(tail))
-        return tuple(records)
+        return records
 
     def uncommitted_bytes(self) -> int:
         """Length of an unterminated final line (0 when the file ends with a newline)."""

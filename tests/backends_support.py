@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from memorylib import MemoryStore, RemoteMemoryStore, user_scope_for
+from memorylib import MemoryStore, RemoteMemoryError, RemoteMemoryStore, user_scope_for
 from memorylib.backends import SQLiteMemoryStore
 from memorylib.backends.local_postgres import TemporaryPostgres, unavailable_reason
 
@@ -120,6 +120,8 @@ def postgres_server() -> Iterator[PostgresServer]:
     try:
         yield from _start_server()
     except RuntimeError as exc:  # initdb or pg_ctl failed
+        if isinstance(exc, RemoteMemoryError):  # also a RuntimeError: a failure, not a skip
+            raise
         _state["reason"] = str(exc).splitlines()[0]
         if os.environ.get("MEMORYLIB_REQUIRE_POSTGRES") == "1":
             raise

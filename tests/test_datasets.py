@@ -289,7 +289,7 @@ def test_chapter_store_is_byte_identical_to_the_seeded_teaching_store(tmp_path: 
     seeded = RemoteMemoryStore(tmp_path / "seeded" / "teaching.jsonl")
     seed_teaching_store(seeded)
     assert built.path.read_bytes() == seeded.path.read_bytes()
-    assert datasets.chapter_records() == seeded.read_all()
+    assert list(datasets.chapter_records()) == seeded.read_all()
 
 
 # -- building stores ---------------------------------------------------------------------
@@ -342,8 +342,8 @@ def test_build_store_refuses_existing_records_and_unknown_users(tmp_path: Path) 
 
 
 def test_course_records_are_the_stored_records(stores: dict[str, RemoteMemoryStore]) -> None:
-    assert datasets.course_records() == stores[COURSE_USERS[0]].read_all()
-    assert datasets.course_records(COURSE_USERS[3]) == stores[COURSE_USERS[3]].read_all()
+    assert list(datasets.course_records()) == stores[COURSE_USERS[0]].read_all()
+    assert list(datasets.course_records(COURSE_USERS[3])) == stores[COURSE_USERS[3]].read_all()
     assert datasets.course_records() is datasets.course_records()  # cached
 
 

@@ -252,7 +252,7 @@ def test_file_log_reads_what_read_all_reads(entries, extras) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = outcome(store.read_all)
-            got = outcome(lambda: tuple(read(log)))
+            got = outcome(lambda: list(read(log)))
         assert got == expected
 
 

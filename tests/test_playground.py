@@ -116,7 +116,7 @@ def test_the_view_is_pure_and_recall_leaves_the_store_unchanged(catalog) -> None
     ("change", "message"),
     [
         ({"query": "!!!"}, "has no searchable term"),
-        ({"query": "   "}, "query text is empty"),
+        ({"query": "   "}, "recall query must not be empty"),
         ({"limit": 11}, "limit must be between 1 and 10"),
         ({"limit": 0}, "limit must be between 1 and 10"),
         ({"lexical_weight": 0.0, "recency_weight": 0.0}, "cannot both be 0"),

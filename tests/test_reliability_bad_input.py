@@ -83,7 +83,7 @@ class Ctx:
     store: RemoteMemoryStore
     engine: RecallEngine
     query: RecallQuery
-    records: tuple[StoredMemory, ...]
+    records: list[StoredMemory]
 
     def candidate(self):
         return build_recall_candidates(self.query, self.records).candidates[0]
@@ -163,7 +163,7 @@ def _store_cases() -> None:
     )
     case(
         "store-path-is-directory-append",
-        lambda c: append_with(Ctx(RemoteMemoryStore(_a_directory(c)), c.engine, c.query, ())),
+        lambda c: append_with(Ctx(RemoteMemoryStore(_a_directory(c)), c.engine, c.query, [])),
         "directory",
     )
 
@@ -520,7 +520,7 @@ def test_documented_normalizations(ctx: Ctx) -> None:
         assert hit.memory_id == "future-1"
         assert hit.score_breakdown.recency == 1.0  # a capture after as_of counts as age 0
         naive_as_of = engine.recall("zebra", as_of=datetime(2026, 8, 2, 12), query_id="q")
-        assert naive_as_of.as_of == AS_OF
+        assert naive_as_of.query.issued_at == AS_OF
         assert engine.recall("zebra", as_of=datetime.max).hits  # extreme but valid
         assert engine.recall("zebra", as_of=datetime.min.replace(tzinfo=UTC)).hits
     query = normalize_recall_query(

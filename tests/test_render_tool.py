@@ -68,11 +68,14 @@ def test_tool_returns_structured_json_of_the_documented_shape(teaching_store) ->
     payload = json.loads(
         recall_history("  LAYERED   Memory  ", 5, engine=engine, as_of=AS_OF, query_id="query-1")
     )
-    assert set(payload) >= {
+    # the chapter's keys, plus retracted_records (beyond it); no top-level as_of: the
+    # query's issued_at is the moment recall scored against
+    assert set(payload) == {
         "query",
         "hits",
         "searched_records",
         "candidate_records",
+        "retracted_records",
         "empty_reason",
     }
     assert payload["query"] == {

@@ -88,7 +88,9 @@ def test_a_record_of_another_scope_in_this_scope_is_refused(tmp_path: Path) -> N
     with sqlite3.connect(path) as conn:
         alice_scope = conn.execute("SELECT user_scope FROM memories WHERE seq = 1").fetchone()[0]
     _tamper(path, f"UPDATE memories SET user_scope = '{alice_scope}' WHERE memory_id = 'b-1'")
-    with pytest.raises(RemoteMemoryScopeError, match="row 2: record 'b-1' belongs to"):
+    with pytest.raises(
+        RemoteMemoryScopeError, match="row 2: record 'b-1' belongs to another user scope"
+    ):
         SQLiteMemoryStore(path, user_id="alice").read_all()
 
 

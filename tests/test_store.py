@@ -49,7 +49,7 @@ def test_append_then_read_after_restart(store, store_path) -> None:
     assert record.source.captured_at == "2026-08-01T12:00:00Z"  # re-emitted as UTC Z
     assert record.stored_at.endswith("Z") and record.stored_at != record.source.captured_at
     reopened = RemoteMemoryStore(store_path, user_id="alice")
-    assert reopened.read_all() == (record,)
+    assert reopened.read_all() == [record]
 
 
 def test_each_record_is_one_json_line_with_user_scope(store, store_path) -> None:
@@ -162,7 +162,7 @@ def test_naive_datetimes_are_taken_as_utc(store) -> None:
 
 
 def test_read_all_of_a_missing_file_is_empty(store) -> None:
-    assert store.read_all() == ()
+    assert store.read_all() == []
     assert store.latest_profile() is None
 
 

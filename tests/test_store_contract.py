@@ -63,7 +63,7 @@ def test_append_then_read_after_reopening(backend: Backend) -> None:
     assert record.content == "Selected SQLite WAL for local persistence."
     assert record.source.captured_at == "2026-08-01T12:00:00Z"
     assert record.stored_at.endswith("Z") and record.stored_at != record.source.captured_at
-    assert backend.open("alice").read_all() == (record,)
+    assert backend.open("alice").read_all() == [record]
 
 
 def test_the_same_inputs_give_the_same_records_on_every_backend(backend: Backend) -> None:
@@ -165,7 +165,7 @@ def test_content_and_summary_limits_are_inclusive(backend: Backend) -> None:
         source=source(),
         memory_id="big",
     )
-    assert backend.open().read_all() == (record,)
+    assert backend.open().read_all() == [record]
 
 
 def test_naive_datetimes_are_taken_as_utc(backend: Backend) -> None:
@@ -183,7 +183,7 @@ def test_naive_datetimes_are_taken_as_utc(backend: Backend) -> None:
 
 def test_an_empty_store_reads_empty(backend: Backend) -> None:
     store = backend.open()
-    assert store.read_all() == ()
+    assert store.read_all() == []
     assert store.latest_profile() is None
     result = RecallEngine(store).recall("anything", as_of=AS_OF)
     assert (result.hits, result.searched_records, result.candidate_records) == ((), 0, 0)
@@ -250,7 +250,7 @@ def test_append_many_is_all_or_nothing(backend: Backend) -> None:
     batch = store.append_many(
         [{**ENTRY, "memory_id": f"b-{i}", "source": source()} for i in range(3)]
     )
-    assert store.read_all() == (store.read_all()[0], *batch)
+    assert store.read_all() == [store.read_all()[0], *batch]
     assert store.append_many([]) == ()
 
 
@@ -285,6 +285,39 @@ def test_retract_rejects_unknown_targets_and_retractions(backend: Backend) -> No
     with pytest.raises(RemoteMemoryDuplicateError, match="retraction_id 'm-1'"):
         store.retract("m-2", reason="r", source=source(), retraction_id="m-1")
     assert backend.snapshot() == before
+
+
+def test_read_all_is_a_fresh_list_that_changes_nothing_when_changed(backend: Backend) -> None:
+    store = backend.open()
+    assert store.read_all() == []  # an empty store, before anything exists
+    add(store, "m-1", "kept")
+    first = store.read_all()
+    assert isinstance(first, list) and ids(first) == ["m-1"]
+    first.clear()  # the caller's copy: the store, and the next read, are unaffected
+    assert ids(store.read_all()) == ["m-1"]
+    assert store.read_all() is not store.read_all()
+
+
+def test_active_records_leave_out_retractions_and_their_targets(backend: Backend) -> None:
+    store = backend.open()
+    assert store.active_records() == []
+    add(store, "profile-1", "old profile", "2026-07-01T00:00:00Z", MemoryKind.PROFILE)
+    add(store, "profile-2", "wrong profile", "2026-07-02T00:00:00Z", MemoryKind.PROFILE)
+    add(store, "m-1", "wrong decision")
+    add(store, "m-2", "right decision")
+    assert ids(store.active_records()) == ids(store.read_all())  # nothing retracted yet
+    store.retract("m-1", reason="reversed", source=source("review"), retraction_id="r-1")
+    store.retract("profile-2", reason="wrong account", source=source("review"), retraction_id="r-2")
+    active = store.active_records()
+    assert isinstance(active, list)
+    # storage order; profiles stay; no retraction record and no retracted target
+    assert ids(active) == ["profile-1", "m-2"]
+    assert ids(store.read_all()) == ["profile-1", "profile-2", "m-1", "m-2", "r-1", "r-2"]
+    assert ids(backend.open().active_records()) == ["profile-1", "m-2"]  # after reopening
+    # what recall searches: the conversation records among them
+    result = RecallEngine(store).recall("decision", as_of=AS_OF)
+    assert [hit.memory_id for hit in result.hits] == ["m-2"]
+    assert result.searched_records == 1 and result.retracted_records == 1
 
 
 def test_retracted_profile_is_not_selected(backend: Backend) -> None:

@@ -19,7 +19,7 @@ command again finishes the copy without duplicating anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from memorylib.errors import (
@@ -123,7 +123,7 @@ def _entry(record: StoredMemory) -> dict[str, object]:
     }
 
 
-def _check_prefix(records: tuple[StoredMemory, ...], present: tuple[StoredMemory, ...]) -> None:
+def _check_prefix(records: Sequence[StoredMemory], present: Sequence[StoredMemory]) -> None:
     """The target may hold only what an earlier, interrupted run of this copy wrote."""
     for position, held in enumerate(present):
         if position >= len(records):

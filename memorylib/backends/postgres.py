@@ -325,14 +325,14 @@ class PostgresMemoryStore(MemoryStore):
 
     # -- reading ------------------------------------------------------------------------
 
-    def read_all(self) -> tuple[StoredMemory, ...]:
+    def read_all(self) -> list[StoredMemory]:
         """Every record of this user in insertion order. Damaged rows raise, naming them."""
         with self._connection() as conn:
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM memorylib.memories WHERE user_scope = %s ORDER BY seq",
                 [self.user_scope],
             ).fetchall()
-        return tuple(self._record(row) for row in rows)
+        return [self._record(row) for row in rows]
 
     def latest_profile(self) -> StoredMemory | None:
         with self._connection() as conn:

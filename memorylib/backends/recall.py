@@ -40,7 +40,7 @@ from memorylib.pipeline import empty_reason
 from memorylib.ranking import stable_rank_recall_candidates
 from memorylib.records import RecallQuery, RecallResult, StoredMemory
 from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
-from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, format_timestamp, parse_timestamp
+from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, parse_timestamp
 
 __all__ = ["ROUNDING_SLACK", "TermMatches", "recall_from_matches", "serves", "shortlist"]
 
@@ -149,5 +149,4 @@ def recall_from_matches(
         candidate_records=matches.candidate_records,
         empty_reason=empty_reason(hits, matches.candidate_records),
         retracted_records=matches.retracted_records,
-        as_of=format_timestamp(moment),
     )

@@ -55,8 +55,8 @@ def record_from_row(text: object, *, row: int, user_scope: str, memory_id: str) 
         raise RemoteMemoryCorruptionError(f"row {row}: {exc}") from None
     if record.user_scope != user_scope:
         raise RemoteMemoryScopeError(
-            f"row {row}: record {record.memory_id!r} belongs to user_scope "
-            f"{record.user_scope!r}, not {user_scope!r}"
+            f"row {row}: record {record.memory_id!r} belongs to another user scope "
+            f"(user_scope {record.user_scope!r}, not {user_scope!r})"
         )
     if record.memory_id != memory_id:
         raise RemoteMemoryCorruptionError(

@@ -130,16 +130,16 @@ class SQLiteMemoryStore(MemoryStore):
 
     # -- reading ------------------------------------------------------------------------
 
-    def read_all(self) -> tuple[StoredMemory, ...]:
+    def read_all(self) -> list[StoredMemory]:
         """Every record of this user in insertion order. Damaged rows raise, naming them."""
         with self._reading() as conn:
             if conn is None:
-                return ()
+                return []
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM memories WHERE user_scope = ? ORDER BY seq",
                 (self.user_scope,),
             ).fetchall()
-        return tuple(self._record(row) for row in rows)
+        return [self._record(row) for row in rows]
 
     def latest_profile(self) -> StoredMemory | None:
         """Newest non-retracted PROFILE (only profiles and retractions are read)."""

@@ -65,7 +65,7 @@ from memorylib.records import (
 )
 from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy, bm25_score, idf
 from memorylib.store import RemoteMemoryStore
-from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, format_timestamp, parse_timestamp
+from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, parse_timestamp
 
 from . import persist
 from .codec import decode_line
@@ -492,7 +492,6 @@ class RecallIndex:
             candidate_records=len(docs),
             empty_reason=empty_reason(hits, len(docs)),
             retracted_records=self._dead,
-            as_of=format_timestamp(moment),
         )
 
     def _candidates(

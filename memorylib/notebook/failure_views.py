@@ -301,7 +301,7 @@ def build_failure_cases(
         FailureCase(
             "empty query",
             'recall("   ")',
-            "query text",
+            "recall query",
             "An empty query would match nothing or, worse, everything; say what to recall.",
             recall("   "),
         ),

@@ -304,7 +304,7 @@ class Pipeline:
             )
         if not terms:
             raise RemoteMemoryValidationError(
-                f"query text {checked.text[:60]!r} has no searchable term"
+                f"query text {checked.text[:60]!r} has no searchable terms"
             )
         return dataclasses.replace(checked, normalized_text=normalized, terms=tuple(terms))
 
@@ -387,7 +387,6 @@ class Pipeline:
                 candidate_records=len(stage_candidates.candidates),
                 empty_reason=empty_reason(hits, len(stage_candidates.candidates)),
                 retracted_records=stage_candidates.retracted_records,
-                as_of=format_timestamp(moment),
             )
             context = self._call("render_recall_context", result)
         except _StageFailed as failed:

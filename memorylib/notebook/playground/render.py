@@ -43,8 +43,9 @@ def summary_text(view: PlaygroundView) -> str:
         f"text       {view.query.text!r}",
         f"normalized {view.query.normalized_text!r}",
         f"terms      {list(view.query.terms)}",
-        f"scoring    {s.scorer} · as_of {result.as_of} · lexical {p.lexical_weight:g} · recency "
-        f"{p.recency_weight:g} · window {p.recency_window_days:g} days · limit {s.limit}",
+        f"scoring    {s.scorer} · as_of {result.query.issued_at} · lexical "
+        f"{p.lexical_weight:g} · recency {p.recency_weight:g} · window "
+        f"{p.recency_window_days:g} days · limit {s.limit}",
         f"funnel     searched {result.searched_records} -> candidates "
         f"{result.candidate_records} -> hits {len(result.hits)}"
         + (

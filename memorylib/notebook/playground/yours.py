@@ -69,7 +69,7 @@ def _records(catalog: PlaygroundCatalog, dataset: str, user: str) -> tuple[Store
     # the catalog's stores are read-only: read each once per catalog
     read = _RECORDS.setdefault(catalog, {})
     if (dataset, user) not in read:
-        read[dataset, user] = catalog.store(dataset, user).read_all()
+        read[dataset, user] = tuple(catalog.store(dataset, user).read_all())
     return read[dataset, user]
 
 
