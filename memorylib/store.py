@@ -11,15 +11,17 @@
   without its newline is a write a crash interrupted: readers do not see it (and warn,
   ``UncommittedWriteWarning``); the next writer, under the lock, moves its bytes to the
   quarantine file, cuts them off, and appends.
-* ``read_all`` re-reads the file. A committed line that does not parse, a duplicate
-  id or another user's record is damage, not a crash: it raises, naming the line,
-  and ``python -m memorylib repair`` is the way out. Nothing is ever skipped silently.
+* ``read_all`` re-reads the file (a line seen before is decoded from a cache). A
+  committed line that does not parse, a duplicate id or another user's record is
+  damage, not a crash: it raises, naming the line, and ``python -m memorylib repair``
+  is the way out. Nothing is ever skipped silently.
 
 Reading never writes (not even the lock file). Nothing here rewrites a committed line.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import warnings
@@ -77,13 +79,20 @@ def encode_line(record: StoredMemory) -> bytes:
 def parse_line(raw: bytes, lineno: int) -> StoredMemory:
     """One committed line (without its newline) -> StoredMemory, or an error naming it."""
     try:
-        payload = json.loads(raw)
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise RemoteMemoryCorruptionError(f"line {lineno}: not valid JSON ({exc})") from None
-    try:
-        return StoredMemory.from_dict(payload)
+        return _decoded(bytes(raw))
     except RemoteMemoryCorruptionError as exc:
         raise RemoteMemoryCorruptionError(f"line {lineno}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _decoded(raw: bytes) -> StoredMemory:
+    """The record a line holds: a pure function of its bytes, so a re-read of an unchanged
+    file decodes each line once (a bad line raises, and errors are not cached)."""
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise RemoteMemoryCorruptionError(f"not valid JSON ({exc})") from None
+    return StoredMemory.from_dict(payload)
 
 
 def split_committed(data: bytes) -> tuple[bytes, bytes]:
