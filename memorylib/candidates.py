@@ -137,23 +137,22 @@ def neighbours(
 
 def in_context(
     record: StoredMemory,
-    around: Sequence[Neighbour],
+    own: TextTerms,
+    around: Sequence[tuple[Neighbour, TextTerms]],
     terms: Sequence[str],
-    analyzer: Analyzer = CHAPTER_ANALYZER,
 ) -> tuple[tuple[float, ...], float, tuple[tuple[TermSource, ...], ...]]:
-    """For ``terms``: the record's term frequency counted with its neighbours, its length
-    counted the same way, and the records each term was counted in."""
-    own = record_terms(record, analyzer)
-    near = [(n, record_terms(n.record, analyzer)) for n in around]
+    """For ``terms``: the record's term frequency counted with its neighbours (``own``: its
+    terms; ``around``: each neighbour and its terms), its length counted the same way,
+    and the records each term was counted in."""
     length = float(own.length)
-    for neighbour, theirs in near:
+    for neighbour, theirs in around:
         length += neighbour.weight * theirs.length
     frequencies, sources = [], []
     for term in terms:
         count = own.counts.get(term, 0)
         frequency = float(count)
         found = [TermSource(record.memory_id, 0, 1.0, count)] if count else []
-        for neighbour, theirs in near:
+        for neighbour, theirs in around:
             count = theirs.counts.get(term, 0)
             frequency += neighbour.weight * count
             if count:
@@ -207,21 +206,20 @@ def build_recall_candidates(
             continue
         searched.append(record)
     near = neighbours(searched, context) if context else {}
+    terms_of = {record.memory_id: record_terms(record, analyzer) for record in searched}
     lengths: list[float] = []
     frequency = dict.fromkeys(query.terms, 0)
     for record in searched:
-        own = record_terms(record, analyzer)
+        own = terms_of[record.memory_id]
         terms = own.terms
         sources: tuple[tuple[TermSource, ...], ...] = ()
         if context:  # the record counted with its neighbours
-            around = near[record.memory_id]
-            theirs = [record_terms(n.record, analyzer) for n in around]
-            matched = tuple(
-                t for t in wanted if t in own.counts or any(t in x.counts for x in theirs)
-            )
-            frequencies, length, sources = in_context(record, around, matched, analyzer)
+            around = [(n, terms_of[n.record.memory_id]) for n in near[record.memory_id]]
+            nearby = frozenset().union(*(theirs.counts for _, theirs in around))
+            matched = tuple(t for t in wanted if t in own.counts or t in nearby)
+            frequencies, length, sources = in_context(record, own, around, matched)
             if matched:
-                terms = tuple(sorted(set(own.terms).union(*(x.terms for x in theirs))))
+                terms = tuple(sorted(nearby.union(own.terms)))
         else:
             matched = tuple(t for t in wanted if t in own.counts)
             frequencies, length = tuple(own.counts[t] for t in matched), own.length

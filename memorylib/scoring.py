@@ -269,12 +269,12 @@ def analysis_parameters(policy: ScoringPolicy) -> tuple[tuple[str, str], ...]:
 def _term_matches(query: RecallQuery, candidate: RecallCandidate) -> tuple[TermMatch, ...]:
     """Each matched term explained: the query words and steps it came from, its weight,
     the frequency counted and (with context) the records it was counted in."""
-    analysis = query.analysis
+    told_of = {t.term: t for t in query.analysis.terms} if query.analysis is not None else {}
     frequencies = candidate.term_frequencies or (0,) * len(candidate.matched_terms)
     sources = candidate.term_sources or ((),) * len(candidate.matched_terms)
     found = []
     for term, tf, where in zip(candidate.matched_terms, frequencies, sources, strict=True):
-        told = analysis.term(term) if analysis is not None else None
+        told = told_of.get(term)
         found.append(
             TermMatch(
                 term=term,
