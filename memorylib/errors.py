@@ -12,6 +12,10 @@ refused); a validation error is also a `ValueError` (the caller's value was bad)
         ├── RemoteMemoryScopeError           a record or store of another user
         ├── RemoteMemoryCorruptionError      a line on disk that does not parse
         ├── RemoteMemoryUnavailableError     a database backend cannot be reached in time
+        ├── RemoteMemoryWriteError           a write failed (disk full, I/O error); nothing was
+        │                                    stored, the file is as it was: retrying is safe
+        ├── RemoteMemoryFailedClosedError    a failed write could not even be cut back: the
+        │                                    store refuses writes until `memorylib repair`
         └── runtime.ConfigurationError       the live agent lacks MODEL_ID or a key
 
     UncommittedWriteWarning (a warning, not an error): the store file ends in a line
@@ -25,9 +29,11 @@ __all__ = [
     "RemoteMemoryCorruptionError",
     "RemoteMemoryDuplicateError",
     "RemoteMemoryError",
+    "RemoteMemoryFailedClosedError",
     "RemoteMemoryScopeError",
     "RemoteMemoryUnavailableError",
     "RemoteMemoryValidationError",
+    "RemoteMemoryWriteError",
     "UncommittedWriteWarning",
 ]
 
@@ -56,6 +62,25 @@ class RemoteMemoryUnavailableError(RemoteMemoryError):
     """A database backend did not answer in time (server down, wrong address or
     credentials, a statement past its timeout). Nothing is known to be written unless
     the call returned; retrying an append with the same memory_id is safe."""
+
+
+class RemoteMemoryWriteError(RemoteMemoryError):
+    """Writing to disk failed (a full disk, an I/O error, a failed fsync). Before raising,
+    the JSONL writer cut the file back to where it was (SQLite rolled its transaction
+    back): nothing was stored, no read after the call sees the record, and retrying the
+    same call (same memory_id) is safe."""
+
+
+class RemoteMemoryFailedClosedError(RemoteMemoryError):
+    """A write failed AND cutting the file back failed too, so bytes that were never
+    acknowledged may still be in the file. The store refuses every write (this process and,
+    through a marker file beside the store, every other) until ``python -m memorylib repair
+    PATH`` has removed them. ``recorded`` is False when even the marker could not be
+    written: then only this store object knows, and the message says so."""
+
+    def __init__(self, message: str, *, recorded: bool = True) -> None:
+        super().__init__(message)
+        self.recorded = recorded
 
 
 class UncommittedWriteWarning(UserWarning):

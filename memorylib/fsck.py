@@ -10,6 +10,13 @@ get the store working again without losing a byte:
   records per kind, user scopes, an uncommitted tail) and every problem, by line. It
   needs no user id and changes nothing (it waits for the store's lock when one
   exists, so a write in progress is not reported).
+* A store that FAILED CLOSED (an append failed and cutting it back failed too, see
+  ``files.append_bytes``) has a marker beside it, ``<store>.needs-repair``, naming the
+  bytes that were never acknowledged; writers refuse while it exists. ``fsck`` reports it
+  (and, as always, changes nothing); ``repair`` checks that those bytes are still exactly
+  what the marker names (their sha256), moves them to the quarantine file, cuts them off,
+  and only then removes the marker. Bytes that differ from the marker are refused (a
+  typed error, nothing changed): a person must decide.
 * ``repair_store_file(path)`` takes the store's lock, copies every bad chunk (the torn
   tail, malformed or duplicate lines) into ``<store>.quarantine.jsonl`` beside the
   store, ``fsync``s it, and only then removes the chunks from the store: a torn tail
@@ -25,6 +32,7 @@ Each quarantine line is one JSON object: ``store``, ``line``, ``byte_offset``,
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections import Counter
@@ -44,9 +52,11 @@ from .errors import (
 from .files import (
     FileLock,
     atomic_replace,
+    clear_markers,
     lock_path_for,
     quarantine_entry,
     quarantine_path_for,
+    read_markers,
     read_quarantine,
     truncate,
     write_quarantine,
@@ -87,6 +97,7 @@ class FsckReport:
     problems: tuple[tuple[int, str], ...]
     torn_tail_bytes: int
     owner_uid: int | None = None
+    failed_closed: bool = False  # a write could not be cut back: writers refuse, see repair
 
     @property
     def healthy(self) -> bool:
@@ -117,6 +128,7 @@ class RepairReport:
     bytes_quarantined: int
     torn_tail_bytes: int
     after: FsckReport | None = field(default=None, compare=False)
+    failed_closed_cleared: bool = False  # the fail-closed marker was examined and removed
 
     @property
     def changed(self) -> bool:
@@ -186,8 +198,23 @@ def _scan(data: bytes) -> _Scan:
     return _Scan(lines, offset, data[offset:], scope_counts, scope_first)
 
 
+def _failed_closed_problems(path: Path) -> list[str]:
+    """What the fail-closed marker says (empty when the store is not failed closed)."""
+    try:
+        entries = read_markers(path)
+    except RemoteMemoryCorruptionError as exc:
+        return [f"FAILED CLOSED, and the marker is unreadable ({exc})"]
+    return [
+        f"FAILED CLOSED at {e.get('failed_at', '?')}: {e.get('reason', '?')}; bytes "
+        f"{e['byte_offset']} to {e['byte_offset'] + e['length']} of {e['file']} were never "
+        "acknowledged and may still be there, so writers refuse until `repair`"
+        for e in entries or ()
+    ]
+
+
 def _report(path: Path, data: bytes, scan: _Scan, owner_uid: int | None) -> FsckReport:
-    problems: list[tuple[int, str]] = []
+    failed_closed = _failed_closed_problems(path)
+    problems: list[tuple[int, str]] = [(0, message) for message in failed_closed]
     euid = os.geteuid() if hasattr(os, "geteuid") else None
     if owner_uid is not None and euid is not None and owner_uid != euid:
         problems.append(
@@ -221,6 +248,7 @@ def _report(path: Path, data: bytes, scan: _Scan, owner_uid: int | None) -> Fsck
         problems=tuple(problems),
         torn_tail_bytes=len(scan.tail),
         owner_uid=owner_uid,
+        failed_closed=bool(failed_closed),
     )
 
 
@@ -297,20 +325,27 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
                 f"{store_path.name} mixes user scopes {scopes}; repair refuses to choose an "
                 "owner (nothing was changed): split the file by user_scope by hand"
             )
+        moment = format_timestamp(utc_now())
+        removed = _remove_unacknowledged(store_path, moment)
+        unacknowledged = removed or []
+        if removed is not None:  # the marker is gone: read again what is left
+            data, st = _read(store_path)
+            scan = _scan(data)
+            before = _report(store_path, data, scan, st.st_uid)
         bad = [e for e in scan.lines if e.problem is not None]
         if not bad and not scan.tail:  # nothing damaged, nothing uncommitted
             return RepairReport(
                 path=str(store_path),
                 quarantine_path=str(quarantine),
-                method="none",
-                quarantined=(),
+                method="none" if removed is None else "truncate",
+                quarantined=tuple(unacknowledged),
                 records_kept=before.records,
                 bytes_kept=len(data),
-                bytes_quarantined=0,
+                bytes_quarantined=sum(c.length for c in unacknowledged),
                 torn_tail_bytes=0,
                 after=before,
+                failed_closed_cleared=removed is not None,
             )
-        moment = format_timestamp(utc_now())
         chunks: list[QuarantinedChunk] = []
         entries: list[dict[str, Any]] = []
 
@@ -359,13 +394,82 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
         path=str(store_path),
         quarantine_path=str(quarantine),
         method=method,
-        quarantined=tuple(chunks),
+        quarantined=(*unacknowledged, *chunks),
         records_kept=after.records,
         bytes_kept=len(after_data),
-        bytes_quarantined=quarantined_bytes,
+        bytes_quarantined=quarantined_bytes + sum(c.length for c in unacknowledged),
         torn_tail_bytes=len(scan.tail),
         after=after,
+        failed_closed_cleared=removed is not None,
     )
+
+
+def _remove_unacknowledged(store_path: Path, moment: str) -> list[QuarantinedChunk] | None:
+    """Undo the appends the fail-closed marker names, then remove the marker (None: there
+    is no marker; [] when the bytes were already gone).
+
+    Under the store's lock. Each entry names a file (the store, or its quarantine file when
+    a recovery's quarantine write could not be cut back), the offset it had before the
+    failed append and the sha256 of the bytes written. Every entry is checked before
+    anything changes; bytes in the store are kept in the quarantine file before the cut.
+    """
+    try:
+        entries = read_markers(store_path)
+    except RemoteMemoryCorruptionError as exc:
+        raise RemoteMemoryCorruptionError(
+            f"{exc}: repair cannot tell which bytes were never acknowledged, so it changes "
+            f"nothing; look at the end of {store_path.name} and delete the marker by hand"
+        ) from None
+    if entries is None:
+        return None
+    quarantine = quarantine_path_for(store_path)
+    cuts: list[tuple[Path, int, bytes, dict[str, Any]]] = []
+    for entry in reversed(entries):  # the latest failure first
+        target = store_path.with_name(entry["file"])
+        if target not in (store_path, quarantine):
+            raise RemoteMemoryCorruptionError(
+                f"the fail-closed marker names {entry['file']!r}, neither {store_path.name} "
+                "nor its quarantine file; repair changes nothing"
+            )
+        try:
+            region = target.read_bytes()[entry["byte_offset"] :]
+        except FileNotFoundError:
+            region = b""
+        if region and (
+            len(region) != entry["length"]
+            or hashlib.sha256(region).hexdigest() != entry.get("sha256")
+        ):
+            raise RemoteMemoryCorruptionError(
+                f"{target.name}: the {len(region)} bytes from byte {entry['byte_offset']} are "
+                f"not the {entry['length']} bytes the fail-closed marker names; repair changes "
+                "nothing: compare them by hand"
+            )
+        cuts.append((target, entry["byte_offset"], region, entry))
+    chunks: list[QuarantinedChunk] = []
+    for target, offset, region, entry in cuts:
+        if not target.exists():
+            continue
+        if region and target == store_path:  # keep the bytes, as every repair does
+            line = target.read_bytes()[:offset].count(b"\n") + 1
+            reason = f"never acknowledged: {entry.get('reason', 'a failed write')}"
+            write_quarantine(
+                store_path,
+                [
+                    quarantine_entry(
+                        store_path,
+                        line=line,
+                        offset=offset,
+                        chunk=region,
+                        reason=reason,
+                        moment=moment,
+                    )
+                ],
+            )
+            chunks.append(QuarantinedChunk(line, offset, len(region), reason))
+        # a quarantine file's bytes are a copy of a tail still in the store: just cut them
+        truncate(target, min(offset, target.stat().st_size))  # and fsync a cut made before
+    clear_markers(store_path)
+    return chunks
 
 
 # -- command line -----------------------------------------------------------------------------
@@ -394,6 +498,13 @@ def format_report(report: FsckReport) -> str:
         out.append(f"  {'file' if line == 0 else f'line {line}'}: {message}")
     if len(report.problems) > _SHOWN_PROBLEMS:
         out.append(f"  ... and {len(report.problems) - _SHOWN_PROBLEMS} more")
+    if report.failed_closed:
+        out.append(
+            "status: FAILED CLOSED (a write failed and could not be cut back; writers refuse). "
+            "`python -m memorylib repair PATH` moves the bytes never acknowledged to "
+            "PATH.quarantine.jsonl and removes the marker PATH.needs-repair"
+        )
+        return "\n".join(out)
     out.append(
         "status: PROBLEMS (damage in the middle: the store refuses to read or write). "
         "`python -m memorylib repair PATH` moves bad lines to PATH.quarantine.jsonl "
@@ -437,6 +548,8 @@ def main_repair(path: str, out: TextIO | None = None) -> int:
                 file=stream,
             )
         print(f"kept {result.records_kept} records ({result.bytes_kept} bytes)", file=stream)
+        if result.failed_closed_cleared:
+            print("the store no longer fails closed: its marker was removed", file=stream)
     if result.after is not None:
         print(format_report(result.after), file=stream)
     return 0 if result.after is None or result.after.healthy else 1

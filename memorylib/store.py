@@ -7,6 +7,10 @@
   section (a lock file beside the JSONL) reads the ids already stored, rejects a
   duplicate, writes the record as one line with one ``O_APPEND`` write and ``fsync``s.
   A real service replaces the lock with a unique index or a transaction.
+* An append is acknowledged when it returns (its ``fsync`` returned). If a write, an
+  ``fsync`` or the tail recovery fails, the file is cut back under the lock, then
+  ``RemoteMemoryWriteError`` (nothing stored, retry safe) is raised; if the cut fails,
+  the store fails closed (``files.append_bytes``: what readers may see, and when).
 * A record is committed when its line, newline included, is durable. A final line
   without its newline is a write a crash interrupted: readers do not see it (and warn,
   ``UncommittedWriteWarning``); the next writer, under the lock, moves its bytes to the
@@ -36,6 +40,7 @@ from .errors import (
     RemoteMemoryCorruptionError,
     RemoteMemoryScopeError,
     RemoteMemoryValidationError,
+    RemoteMemoryWriteError,
     UncommittedWriteWarning,
 )
 from .files import (
@@ -46,6 +51,7 @@ from .files import (
     quarantine_entry,
     quarantine_path_for,
     read_quarantine,
+    refuse_if_failed_closed,
     truncate,
     write_quarantine,
 )
@@ -155,6 +161,7 @@ class RemoteMemoryStore(MemoryStore):
 
     def read_all(self) -> list[StoredMemory]:
         """Every committed record in file order, re-read from disk. Bad lines raise."""
+        refuse_if_failed_closed(self.path)  # a failed cut may have left unacknowledged bytes
         try:
             with open(self.path, "rb") as handle:
                 self._check_owner(os.fstat(handle.fileno()))
@@ -267,6 +274,7 @@ class RemoteMemoryStore(MemoryStore):
                 private_dirs(self.path.parent)
             self._lock = FileLock(self.lock_path)
         with self._lock:
+            refuse_if_failed_closed(self.path)
             tail = self._catch_up()
             if tail:
                 self._recover(tail)
@@ -324,9 +332,15 @@ class RemoteMemoryStore(MemoryStore):
             "interrupted); recovered by the next writer",
             moment=format_timestamp(utc_now()),
         )
-        if not self._already_quarantined(entry):  # a recovery killed after this step
-            write_quarantine(self.path, [entry])
-        truncate(self.path, offset)
+        try:
+            if not self._already_quarantined(entry):  # a recovery killed after this step
+                write_quarantine(self.path, [entry])
+            truncate(self.path, offset)
+        except (OSError, RemoteMemoryWriteError) as exc:  # the tail stays uncommitted
+            raise RemoteMemoryWriteError(
+                f"{self.path.name}: recovering its uncommitted tail failed ({exc}); nothing "
+                "was stored, and retrying is safe"
+            ) from exc
 
     def _already_quarantined(self, entry: dict[str, Any]) -> bool:
         try:

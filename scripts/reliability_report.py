@@ -68,9 +68,21 @@ def summary(data: dict) -> dict[str, int]:
         ),
         "rows of another scope leaked": _get(data, "postgres_rls", "rows_leaked"),
         "migrations killed with SIGKILL, then resumed": _get(data, "migrate", "kills"),
+        "I/O faults injected into writes (write, fsyncs, cuts, quarantine)": _get(
+            data, "faults", "faults_injected"
+        ),
+        "failed writes (injected faults, a real full disk), each a typed error": _get(
+            data, "faults", "calls_failed"
+        )
+        + _get(data, "faults", "full disk: calls failed (ENOSPC)")
+        + _get(data, "faults", "sqlite full disk: calls failed"),
+        "unacknowledged records visible after a failed write": _get(
+            data, "faults", "unacknowledged_records_visible_after_the_call"
+        ),
         "records lost": _get(data, "concurrency", "records_lost")
         + _get(data, "crash", "acknowledged_records_lost")
-        + _get(data, "postgres_restart", "records_lost"),
+        + _get(data, "postgres_restart", "records_lost")
+        + _get(data, "faults", "records_lost"),
     }
 
 

@@ -5,7 +5,8 @@
 * The reference modules stay plain and short: each is readable in one sitting.
 * ``import memorylib`` loads only the reference layer, the engine, tool and runtime:
   no numpy (the fast path loads it on the first indexed recall), no notebook stack,
-  no database driver (``memorylib.backends`` is imported explicitly), no analyzer
+  no database driver (``memorylib.backends`` is imported explicitly), no filelock (the
+  first write imports it), nothing of asyncio, sqlite3 or xml.sax, and no analyzer
   package (the first analysis that needs one imports it), even with the evaluation's
   named configurations built.
 """
@@ -88,6 +89,40 @@ def test_reference_modules_are_short_and_documented(name: str) -> None:
         if isinstance(node, ast.ImportFrom)
     }
     assert not any(module.startswith("memorylib.fast") for module in imported), name
+
+
+def test_import_memorylib_loads_neither_filelock_nor_asyncio_nor_sqlite3() -> None:
+    """filelock (which imports asyncio, and sqlite3 in newer versions) is imported by the
+    first write, and the renderer escapes without xml.sax (which imports urllib, http,
+    email and ssl): together they were about half of what ``import memorylib`` cost."""
+    code = (  # what the interpreter had loaded before (urllib.parse, by site) does not count
+        "import sys; before = set(sys.modules); import memorylib; "
+        "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in "
+        "('filelock', 'asyncio', 'sqlite3', 'xml', 'urllib', 'http', 'email', 'ssl')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_first_write_imports_filelock_and_locks(tmp_path: Path) -> None:
+    code = (
+        "import sys, memorylib; "
+        "store = memorylib.RemoteMemoryStore(sys.argv[1], user_id='u'); "
+        "store.read_all(); before = 'filelock' in sys.modules; "
+        "store.append(kind='conversation', content='c', summary='s', "
+        "source=memorylib.MemorySource('s', 't', 't', '2026-08-01T00:00:00Z')); "
+        "print(before, 'filelock' in sys.modules, store.lock_path.exists())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "m.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout.split() == ["False", "True", "True"]  # reading never needs the lock
 
 
 def test_import_memorylib_loads_no_fast_path_and_no_notebook_stack() -> None:

@@ -44,6 +44,7 @@ from memorylib import (
     RemoteMemoryError,
     RemoteMemoryScopeError,
     RemoteMemoryStore,
+    RemoteMemoryWriteError,
     UncommittedWriteWarning,
     user_scope_for,
 )
@@ -409,31 +410,33 @@ def _fill(store: RemoteMemoryStore, n: int = 5) -> None:
         )
 
 
-def test_a_short_write_is_reported_and_the_next_append_recovers_it(
+def test_a_short_write_is_cut_back_by_the_writer_and_the_retry_succeeds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = RemoteMemoryStore(tmp_path / "short.jsonl", user_id=USER)
     _fill(store)
+    before = store.path.read_bytes()
     real_write = os.write
 
     def short_write(fd: int, data: bytes) -> int:  # a full disk: the kernel took 17 bytes
         return real_write(fd, bytes(data)[:17])
 
     monkeypatch.setattr(os, "write", short_write)
-    with pytest.raises(RemoteMemoryError, match="short write"):
+    with pytest.raises(RemoteMemoryWriteError, match=r"short write.*nothing was stored"):
         store.append(kind="conversation", content="lost", summary="s", source=src())
     monkeypatch.setattr(os, "write", real_write)
-    tail = store.path.read_bytes()[-17:]
-    with pytest.warns(UncommittedWriteWarning, match="line 6"):
+    assert store.path.read_bytes() == before  # not even an uncommitted tail is left
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncommittedWriteWarning)
         assert len(RemoteMemoryStore(store.path, user_id=USER).read_all()) == 5
     report = check_store_file(store.path)
-    assert report.healthy and report.torn_tail_bytes == 17  # uncommitted, not damage
+    assert report.healthy and report.torn_tail_bytes == 0
     assert main_fsck(str(store.path)) == 0
     RemoteMemoryStore(store.path, user_id=USER).append(
         kind="conversation", memory_id="after", content="x", summary="s", source=src()
     )
     assert [r.memory_id for r in store.read_all()][-1] == "after"
-    assert [e["bytes"] for e in read_quarantine(store.path)] == [tail]
+    assert read_quarantine(store.path) == []  # nothing was left to recover
     _bump("short_writes_injected")
 
 

@@ -179,3 +179,29 @@ def test_recall_never_saves_a_hit_back(teaching_store) -> None:
     recall_history("layered memory", engine=engine, as_of=AS_OF)
     build_system_prompt(teaching_store)
     assert teaching_store.read_all() == before
+
+
+def test_escape_xml_equals_the_standard_library_escape_on_hostile_text() -> None:
+    """``escape_xml`` is one str.translate (no xml.sax at import): the output of
+    ``xml.sax.saxutils.escape`` with the same entities, on every hostile string."""
+    from xml.sax.saxutils import escape
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from memorylib.checks import XML_ILLEGAL
+    from memorylib.render import escape_xml
+
+    from .hostile import CORPUS
+
+    text_entities = {"\r": "&#13;"}
+    attribute_entities = {'"': "&quot;", "'": "&apos;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
+
+    def check(value: str) -> None:
+        clean = XML_ILLEGAL.sub("\ufffd", value)
+        assert escape_xml(value) == escape(clean, text_entities)
+        assert escape_xml(value, attribute=True) == escape(clean, attribute_entities)
+
+    for value in (*CORPUS, "&amp;", "&&<<>>", "a\r\nb\tc'd\"e", ""):
+        check(value)
+    settings(max_examples=300, deadline=None)(given(st.text())(check))()

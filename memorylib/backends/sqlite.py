@@ -39,6 +39,7 @@ from memorylib.errors import (
     RemoteMemoryScopeError,
     RemoteMemoryUnavailableError,
     RemoteMemoryValidationError,
+    RemoteMemoryWriteError,
 )
 from memorylib.files import fsync_directory, private_dirs
 from memorylib.interface import (
@@ -353,10 +354,11 @@ class SQLiteMemoryStore(MemoryStore):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -368,6 +370,11 @@ class SQLiteMemoryStore(MemoryStore):
             if "locked" in str(exc) or "busy" in str(exc):
                 raise RemoteMemoryUnavailableError(
                     f"{self.path.name} stayed locked by another writer for {self.timeout:.0f} s"
+                ) from None
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:  # a full disk
+                raise RemoteMemoryWriteError(
+                    f"{self.path.name}: {exc}; nothing was stored (SQLite rolled the "
+                    "transaction back), so retrying is safe"
                 ) from None
             raise RemoteMemoryCorruptionError(f"{self.path.name}: {exc}") from None
         except sqlite3.DatabaseError as exc:  # "file is not a database", malformed pages

@@ -29,6 +29,7 @@ from memorylib.errors import (
     RemoteMemoryValidationError,
     UncommittedWriteWarning,
 )
+from memorylib.files import refuse_if_failed_closed
 from memorylib.records import StoredMemory
 from memorylib.store import check_line
 
@@ -87,6 +88,7 @@ class FileLog:
 
     def sync(self, consume: Consumer, chunk_bytes: int = CHUNK_BYTES) -> None:
         """Hand every committed line added since the last call to ``consume``, in order."""
+        refuse_if_failed_closed(self.path)  # as read_all: never index unacknowledged bytes
         try:
             handle = open(self.path, "rb")  # noqa: SIM115 (closed by the with below)
         except FileNotFoundError:
