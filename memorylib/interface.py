@@ -10,12 +10,15 @@ here, once, for all of them:
 
 * ``new_memory`` validates and folds the fields ``append`` receives;
 * ``new_retraction`` builds the RETRACTION record ``retract`` writes, and
-  ``check_retraction_target`` says when a retraction must be refused.
+  ``check_retraction_target`` says when a retraction must be refused;
+* ``decode_record`` reads a record back from its JSON bytes (a store line).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Container, Iterable, Mapping, Sequence
@@ -23,7 +26,11 @@ from datetime import datetime
 from typing import Any
 
 from .checks import require, require_memory_id, require_text
-from .errors import RemoteMemoryDuplicateError, RemoteMemoryValidationError
+from .errors import (
+    RemoteMemoryCorruptionError,
+    RemoteMemoryDuplicateError,
+    RemoteMemoryValidationError,
+)
 from .records import MemoryKind, MemorySource, StoredMemory
 from .timestamps import canonical_timestamp, format_timestamp, parse_timestamp, utc_now
 
@@ -37,6 +44,7 @@ __all__ = [
     "active_records_of",
     "check_new_ids",
     "check_retraction_target",
+    "decode_record",
     "latest_profile_of",
     "new_memory",
     "new_retraction",
@@ -282,3 +290,15 @@ class MemoryStore(ABC):
             except RemoteMemoryValidationError as exc:
                 raise type(exc)(f"entries[{position}]: {exc}") from None
         return tuple(records)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def decode_record(raw: bytes) -> StoredMemory:
+    """The record a JSON line holds, or RemoteMemoryCorruptionError. A pure function of
+    the bytes, so it is cached: the taught path re-reads an unchanged file per query and
+    decodes each line once (errors are raised each time, never cached)."""
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise RemoteMemoryCorruptionError(f"not valid JSON ({exc})") from None
+    return StoredMemory.from_dict(payload)

@@ -25,7 +25,6 @@ Reading never writes (not even the lock file). Nothing here rewrites a committed
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import warnings
@@ -59,6 +58,7 @@ from .interface import (
     MemoryStore,
     check_new_ids,
     check_retraction_target,
+    decode_record,
     new_memory,
     new_retraction,
     user_scope_for,
@@ -85,20 +85,9 @@ def encode_line(record: StoredMemory) -> bytes:
 def parse_line(raw: bytes, lineno: int) -> StoredMemory:
     """One committed line (without its newline) -> StoredMemory, or an error naming it."""
     try:
-        return _decoded(bytes(raw))
+        return decode_record(bytes(raw))
     except RemoteMemoryCorruptionError as exc:
         raise RemoteMemoryCorruptionError(f"line {lineno}: {exc}") from None
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _decoded(raw: bytes) -> StoredMemory:
-    """The record a line holds: a pure function of its bytes, so a re-read of an unchanged
-    file decodes each line once (a bad line raises, and errors are not cached)."""
-    try:
-        payload = json.loads(raw)
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise RemoteMemoryCorruptionError(f"not valid JSON ({exc})") from None
-    return StoredMemory.from_dict(payload)
 
 
 def split_committed(data: bytes) -> tuple[bytes, bytes]:
