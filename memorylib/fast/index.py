@@ -54,7 +54,7 @@ import numpy as np
 from memorylib.candidates import CorpusStats
 from memorylib.checks import require
 from memorylib.errors import RemoteMemoryCorruptionError
-from memorylib.pipeline import empty_reason, recall_pipeline
+from memorylib.pipeline import empty_reason, prepare_query, recall_pipeline
 from memorylib.ranking import stable_rank_recall_candidates
 from memorylib.records import (
     MemoryKind,
@@ -68,6 +68,7 @@ from memorylib.store import RemoteMemoryStore
 from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, parse_timestamp
 
 from . import persist
+from .analyzed import AnalyzedIndex, DocsView
 from .codec import decode_line
 from .log import FileLog
 from .tokenizer import spread, term_key, term_pairs, terms
@@ -155,6 +156,7 @@ class RecallIndex:
         self._reset(generation=-1)
         self._saved_offset = 0  # bytes of the store the saved index covers (0: none)
         self._snapshot_checked = False
+        self._analyzed: dict[tuple, AnalyzedIndex] = {}  # per (analyzer, context) setting
 
     def _reset(self, generation: int) -> None:
         self._generation = generation
@@ -449,14 +451,13 @@ class RecallIndex:
         if not isinstance(query, RecallQuery) or query.user_scope != self.store.user_scope:
             # the taught path raises the error this query deserves
             return recall_pipeline(query, self.store.read_all(), as_of=as_of, policy=policy)
-        if isinstance(policy, ScoringPolicy) and not policy.chapter_terms:  # not indexed yet
-            return recall_pipeline(query, self.store.read_all(), as_of=as_of, policy=policy)
         with self._lock:  # the arrays change under refresh: one recall at a time
             try:
                 return self._recall(query, as_of=as_of, policy=policy)
             except _Moved:  # rewritten between the stat and the read: start again, once
                 self._log = FileLog(self.store.path, self.store.user_scope)
                 self._reset(generation=-1)
+                self._analyzed.clear()
                 self._stat_key = None
                 return self._recall(query, as_of=as_of, policy=policy)
 
@@ -467,6 +468,9 @@ class RecallIndex:
         self._made = {}
         moment = parse_timestamp(as_of, "as_of")
         policy = require(policy, ScoringPolicy, "policy")
+        query = prepare_query(query, policy)
+        if not policy.chapter_terms:  # another analyzer, query weights or context
+            return self._analyzed_recall(query, moment, policy)
         unique_terms = sorted(set(query.terms))  # a hand-built query may repeat a term
         postings = {term: self._postings(term) for term in unique_terms}
         docs, levels = self._match([docs for parts in postings.values() for docs, _ in parts])
@@ -491,6 +495,27 @@ class RecallIndex:
             searched_records=len(self._ids) - self._dead,
             candidate_records=len(docs),
             empty_reason=empty_reason(hits, len(docs)),
+            retracted_records=self._dead,
+        )
+
+    def _analyzed_recall(
+        self, query: RecallQuery, moment: datetime, policy: ScoringPolicy
+    ) -> RecallResult:
+        """``fast.analyzed``: the index of the policy's analyzer and context, built on first
+        use and kept in step with this one's view of the file."""
+        key = (policy.analyzer, policy.context)
+        if key not in self._analyzed:
+            self._analyzed[key] = AnalyzedIndex(policy.analyzer, policy.context)
+        view = DocsView(
+            self._generation, self._ids, self._alive.view, self._captured.view, self._load
+        )
+        hits, matched = self._analyzed[key].recall(query, moment, policy, view)
+        return RecallResult(
+            query=query,
+            hits=hits,
+            searched_records=len(self._ids) - self._dead,
+            candidate_records=matched,
+            empty_reason=empty_reason(hits, matched),
             retracted_records=self._dead,
         )
 

@@ -1,0 +1,158 @@
+"""The indexed path for the analyzers (memorylib.fast.analyzed) equals the taught path.
+
+Random stores of a few sources (so records have neighbours), English words with
+inflections and stopwords, Chinese runs; random queries (some of several lines: dialogue
+turns), limits, clocks and policies: every named configuration of ``CONFIGURATIONS`` and
+random mixes of analyzer, query weighting, context, scorer and minimum evidence. The
+indexed RecallResult must equal the taught one field for field and serialize to the same
+JSON bytes (an int count and a float one compare equal but print differently), also
+after appends and retractions that move records' neighbours.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memorylib import (
+    MemoryKind,
+    MemorySource,
+    RecallEngine,
+    RemoteMemoryStore,
+    RemoteMemoryValidationError,
+    ScoringPolicy,
+)
+from memorylib.analysis import (
+    CHAPTER_ANALYZER,
+    CHINESE_ANALYZER,
+    DIALOGUE_TURNS,
+    ENGLISH_ANALYZER,
+    FULL_ANALYZER,
+)
+from memorylib.evaluation import CONFIGURATIONS
+
+WORDS = ["run", "running", "runs", "the", "a", "memory", "memories", "Lock", "don't", "new"]
+HAN = ["记忆", "分层", "系统", "的", "我们", "检索", "记"]
+TIMES = [
+    "2026-07-01T00:00:00Z",
+    "2026-07-01T00:00:01Z",
+    "2026-07-01T00:00:01Z",  # equal capture times: memory_id orders the neighbours
+    "2026-07-02T10:00:00Z",
+    "2026-07-20T08:30:00+02:00",
+]
+CLOCKS = ["2026-07-01T00:00:00Z", "2026-08-01T00:00:00Z", "2027-01-01T00:00:00Z"]
+
+token = st.sampled_from(WORDS) | st.sampled_from(HAN)
+
+
+@st.composite
+def texts(draw: st.DrawFn, max_tokens: int = 6) -> str:
+    tokens = draw(st.lists(token, min_size=1, max_size=max_tokens))
+    out = ""
+    for tok in tokens:
+        out += (draw(st.sampled_from([" ", "", ", "])) if out else "") + tok
+    return out
+
+
+@st.composite
+def query_texts(draw: st.DrawFn) -> str:
+    return "\n".join(draw(st.lists(texts(max_tokens=3), min_size=1, max_size=3)))
+
+
+policies = st.sampled_from(list(CONFIGURATIONS.values())) | st.builds(
+    ScoringPolicy,
+    lexical_weight=st.sampled_from([0.5, 0.85, 1.0]),
+    recency_weight=st.sampled_from([0.0, 0.15, 1.0]),
+    scorer=st.sampled_from(["coverage", "bm25", "bm25+recency"]),
+    min_evidence=st.sampled_from([0.0, 0.0, 0.5]),
+    analyzer=st.sampled_from([CHAPTER_ANALYZER, ENGLISH_ANALYZER, CHINESE_ANALYZER, FULL_ANALYZER]),
+    query_weighting=st.sampled_from([None, DIALOGUE_TURNS]),
+    context=st.sampled_from([(), (0.4, 0.25, 0.1), (0.5,), (1.0, 1.0)]),
+).filter(lambda p: p.lexical_weight or p.recency_weight)
+
+
+@st.composite
+def operations(draw: st.DrawFn, max_size: int = 12) -> list[tuple]:
+    ops: list[tuple] = []
+    for _ in range(draw(st.integers(1, max_size))):
+        if ops and draw(st.integers(0, 5)) == 0:
+            ops.append(("retract", draw(st.integers(0, 40))))
+            continue
+        kind = draw(st.sampled_from([MemoryKind.CONVERSATION] * 6 + [MemoryKind.PROFILE]))
+        ops.append(
+            (
+                "append",
+                kind,
+                draw(texts()),
+                draw(texts(max_tokens=2)),
+                draw(st.sampled_from(TIMES)),
+                draw(st.sampled_from(["s-0", "s-0", "s-1", "s-2"])),
+            )
+        )
+    return ops
+
+
+def apply(store: RemoteMemoryStore, ops: list[tuple], start: int = 0) -> None:
+    appended = [r.memory_id for r in store.read_all() if r.kind is not MemoryKind.RETRACTION]
+    for n, op in enumerate(ops, start):
+        if op[0] == "retract":
+            if appended:
+                store.retract(
+                    appended[op[1] % len(appended)],
+                    reason="wrong",
+                    source=MemorySource(f"r-{n}", "user_request", "forget", TIMES[0]),
+                    retraction_id=f"retraction-{n:03d}",
+                )
+            continue
+        _, kind, content, summary, captured_at, source = op
+        memory_id = f"m-{n:03d}"
+        store.append(
+            kind=kind,
+            memory_id=memory_id,
+            content=content,
+            summary=summary,
+            source=MemorySource(source, "conversation_transcript", "t", captured_at),
+        )
+        appended.append(memory_id)
+
+
+def both(store: RemoteMemoryStore, indexed: RecallEngine, text: str, limit: int, clock: str):
+    taught = RecallEngine(store, policy=indexed.policy, strategy="teaching")
+    outcomes = []
+    for engine in (taught, indexed):
+        try:
+            outcomes.append(engine.recall(text, limit=limit, as_of=clock, query_id="q"))
+        except RemoteMemoryValidationError as exc:  # a query of no term: both refuse
+            outcomes.append(str(exc))
+    return outcomes
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    ops=operations(),
+    later=operations(max_size=5),
+    queries=st.lists(query_texts(), min_size=1, max_size=3),
+    policy=policies,
+    limit=st.integers(1, 10),
+    clock=st.sampled_from(CLOCKS),
+)
+def test_indexed_equals_taught_for_every_analysis(
+    tmp_path_factory, ops, later, queries, policy, limit, clock
+) -> None:
+    store = RemoteMemoryStore(tmp_path_factory.mktemp("a") / "m.jsonl", user_id="u")
+    apply(store, ops)
+    indexed = RecallEngine(store, policy=policy)
+    for step in range(2):
+        for text in queries:
+            taught, fast = both(store, indexed, text, limit, clock)
+            assert fast == taught
+            if not isinstance(taught, str):
+                assert json.dumps(fast.to_dict()) == json.dumps(taught.to_dict())
+        if step == 0:
+            apply(store, later, start=len(ops))  # the index follows appends and retractions
