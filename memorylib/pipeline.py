@@ -17,6 +17,7 @@ from datetime import datetime
 
 from .analysis import analyze_query, query_parameters
 from .candidates import build_recall_candidates
+from .checks import require
 from .query import extract_terms
 from .ranking import ScoreFunction, stable_rank_recall_candidates
 from .records import (
@@ -37,6 +38,9 @@ def prepare_query(
 ) -> RecallQuery:
     """``query`` with the terms of ``policy``'s analysis: unchanged for the chapter's (or
     when it was analyzed so already), else analyzed (``text``: the raw query text)."""
+    query = require(query, RecallQuery, "query")
+    if not isinstance(policy, ScoringPolicy):
+        return query  # the stage that needs it says what is wrong
     if policy.chapter_terms:
         if query.analysis is None:
             return query

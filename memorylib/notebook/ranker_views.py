@@ -89,6 +89,11 @@ SCORER_COLORS = {
     "bm25+recency": "#31a354",
     "bm25+evidence": "#9ecae1",
     "bm25+recency+evidence": "#a1d99b",
+    "bm25-stem-stop": "#756bb1",
+    "bm25-zh-seg": "#bcbddc",
+    "bm25-dialogue": "#fdae6b",
+    "bm25-context": "#8c6d31",
+    "bm25-full": "#54278f",
 }
 _YOURS_COLOR = "#e6550d"
 
