@@ -23,10 +23,12 @@ and its ``context`` counts a record together with its neighbours in the same sou
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from .analysis import CHAPTER_ANALYZER, Analyzer, TextTerms, text_terms
 from .checks import require, require_items
@@ -37,9 +39,11 @@ from .timestamps import epoch_micros, parse_timestamp
 
 __all__ = [
     "CandidateSet",
+    "Context",
     "CorpusStats",
     "Neighbour",
     "build_recall_candidates",
+    "contexts",
     "in_context",
     "neighbours",
     "record_term_counts",
@@ -135,6 +139,39 @@ def neighbours(
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A record among its neighbours: each neighbour with its terms, the neighbours'
+    terms, every term the record can be found by (its own and theirs, sorted), and its
+    length counted with them."""
+
+    around: tuple[tuple[Neighbour, TextTerms], ...]
+    nearby: frozenset[str]
+    terms: tuple[str, ...]
+    length: float
+
+
+@functools.lru_cache(maxsize=8)
+def contexts(
+    searched: tuple[StoredMemory, ...], analyzer: Analyzer, weights: tuple[float, ...]
+) -> Mapping[str, Context]:
+    """Each of ``searched`` in its context, by memory_id. A pure function of the records,
+    cached: the taught path asks it again for every query of an unchanged store."""
+    near = neighbours(searched, weights)
+    found = {}
+    for record in searched:
+        own = record_terms(record, analyzer)
+        around = tuple((n, record_terms(n.record, analyzer)) for n in near[record.memory_id])
+        nearby = frozenset().union(*(theirs.counts for _, theirs in around))
+        length = float(own.length)
+        for neighbour, theirs in around:  # the order in_context sums in
+            length += neighbour.weight * theirs.length
+        found[record.memory_id] = Context(
+            around, nearby, tuple(sorted(nearby.union(own.terms))), length
+        )
+    return MappingProxyType(found)
+
+
 def in_context(
     record: StoredMemory,
     own: TextTerms,
@@ -205,21 +242,19 @@ def build_recall_candidates(
             retracted += 1
             continue
         searched.append(record)
-    near = neighbours(searched, context) if context else {}
-    terms_of = {record.memory_id: record_terms(record, analyzer) for record in searched}
+    placed = contexts(tuple(searched), analyzer, tuple(context)) if context else {}
     lengths: list[float] = []
     frequency = dict.fromkeys(query.terms, 0)
     for record in searched:
-        own = terms_of[record.memory_id]
+        own = record_terms(record, analyzer)
         terms = own.terms
         sources: tuple[tuple[TermSource, ...], ...] = ()
         if context:  # the record counted with its neighbours
-            around = [(n, terms_of[n.record.memory_id]) for n in near[record.memory_id]]
-            nearby = frozenset().union(*(theirs.counts for _, theirs in around))
-            matched = tuple(t for t in wanted if t in own.counts or t in nearby)
-            frequencies, length, sources = in_context(record, own, around, matched)
+            where = placed[record.memory_id]
+            matched = tuple(t for t in wanted if t in own.counts or t in where.nearby)
+            length, terms = where.length, where.terms
             if matched:
-                terms = tuple(sorted(nearby.union(own.terms)))
+                frequencies, _, sources = in_context(record, own, where.around, matched)
         else:
             matched = tuple(t for t in wanted if t in own.counts)
             frequencies, length = tuple(own.counts[t] for t in matched), own.length

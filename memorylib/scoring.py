@@ -31,6 +31,8 @@ names the analyzer and explains each matched term (``TermMatch``).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -58,6 +60,7 @@ __all__ = [
     "analysis_parameters",
     "bm25_score",
     "evidence",
+    "explained",
     "idf",
     "query_weights",
     "recency_score",
@@ -205,8 +208,12 @@ def recency_score(age_days: float, window_days: float = DEFAULT_RECENCY_WINDOW_D
 
 def idf(term: str, corpus: CorpusStats) -> float:
     """How rare a term is among the searched records: ``ln(1 + (N - df + 0.5) / (df + 0.5))``."""
-    df = corpus.document_frequency.get(term, 0)
-    return math.log(1.0 + (corpus.documents - df + 0.5) / (df + 0.5))
+    return _idf(corpus.documents, corpus.document_frequency.get(term, 0))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _idf(documents: int, df: int) -> float:
+    return math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
 
 
 def query_weights(query: RecallQuery) -> Mapping[str, float] | None:
@@ -304,6 +311,23 @@ def _parameters(policy: ScoringPolicy, corpus: CorpusStats | None) -> tuple[tupl
     return tuple(found)
 
 
+def explained(
+    breakdown: RecallScoreBreakdown,
+    query: RecallQuery,
+    candidate: RecallCandidate,
+    policy: ScoringPolicy,
+) -> RecallScoreBreakdown:
+    """``breakdown`` with the policy's analysis explained (unchanged for the chapter's)."""
+    if policy.chapter_terms:
+        return breakdown
+    return dataclasses.replace(
+        breakdown,
+        analyzer=policy.analyzer.name,
+        analysis_parameters=analysis_parameters(policy),
+        term_matches=_term_matches(query, candidate),
+    )
+
+
 def score_recall_candidate(
     query: RecallQuery,
     candidate: RecallCandidate,
@@ -311,9 +335,12 @@ def score_recall_candidate(
     as_of: datetime | str,
     policy: ScoringPolicy = DEFAULT_POLICY,
     corpus: CorpusStats | None = None,
+    explain: bool = True,
 ) -> RecallScoreBreakdown:
     """Score one candidate. Pure; floats rounded to 6 places. BM25 scorers and a
-    ``min_evidence`` need the ``corpus`` the candidate stage counted."""
+    ``min_evidence`` need the ``corpus`` the candidate stage counted. ``explain=False``
+    leaves out the analysis's explanation (``explained`` adds it: the ranking stage
+    explains only the hits it keeps)."""
     query = require(query, RecallQuery, "query")
     candidate = require(candidate, RecallCandidate, "candidate")
     if candidate.query_id != query.query_id:
@@ -341,7 +368,7 @@ def score_recall_candidate(
         if corpus is not None and (policy.uses_bm25 or policy.min_evidence)
         else None
     )
-    return RecallScoreBreakdown(
+    breakdown = RecallScoreBreakdown(
         matched_terms=candidate.matched_terms,
         query_term_count=len(query.terms),
         lexical_coverage=round(coverage, 6),
@@ -357,7 +384,5 @@ def score_recall_candidate(
         bm25=None if raw is None else round(raw, 6),
         evidence=None if share is None else round(share, 6),
         parameters=_parameters(policy, corpus),
-        analyzer=None if policy.chapter_terms else policy.analyzer.name,
-        analysis_parameters=() if policy.chapter_terms else analysis_parameters(policy),
-        term_matches=() if policy.chapter_terms else _term_matches(query, candidate),
     )
+    return explained(breakdown, query, candidate, policy) if explain else breakdown
