@@ -368,6 +368,9 @@ def test_the_checker_accepts_the_reference_solution(engine) -> None:
         ("what we said earlier", "❌", "No hits"),
         ("transcript format", "❌", "does not stem"),
         ("SQLite WAL persistence", "❌", "top hit is conversation-004"),
+        # right by accident: the answer itself finds the record, but the model cannot know it
+        ("session transcripts JSONL", "❌", "jsonl is the answer, not the question"),
+        ("append-only session transcripts", "❌", "append is the answer"),
     ],
 )
 def test_the_checker_rejects_wrong_answers_with_a_hint(engine, answer, mark, hint) -> None:

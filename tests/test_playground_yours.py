@@ -11,9 +11,11 @@ import pytest
 
 from memorylib.datasets import CHAPTER_USER, COURSE_USERS
 from memorylib.notebook import buildit
-from memorylib.notebook.playground import DEFAULT_STATE, PlaygroundApp, PlaygroundCatalog
-from memorylib.notebook.playground.yours import (
+from memorylib.notebook.playground import (
     AUTO_RECORDS,
+    DEFAULT_STATE,
+    PlaygroundApp,
+    PlaygroundCatalog,
     use_pipeline,
     yours_html,
     yours_view,

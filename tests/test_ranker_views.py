@@ -163,7 +163,7 @@ def test_tuning_views(stores) -> None:
 def test_the_checker_accepts_the_reference_solution() -> None:
     result = views.check_my_score(reference)
     assert result.is_right, result.text
-    assert "3 named and 24 generated" in result.message
+    assert "3 worked examples and on 40 generated inputs" in result.message
 
 
 def test_the_placeholder_and_an_empty_body_are_not_answered() -> None:
@@ -212,18 +212,19 @@ def _raises(query, candidate, *, as_of, policy, corpus):
 @pytest.mark.parametrize(
     ("answer", "hint"),
     [
-        (lambda *a, **k: 0.5, "Return a RecallScoreBreakdown"),
-        (score_recall_candidate, "claims to be one of the library's scorers"),
-        (_replace(scorer="mine"), "scorer='idf_coverage'"),
+        (lambda *a, **k: 0.5, "return a RecallScoreBreakdown, not float"),
+        (score_recall_candidate, "lexical_score is None"),  # the chapter's, not yours
+        (_replace(scorer="mine"), "scorer: the contract has 'idf_coverage', yours 'mine'"),
+        (_replace(scorer="coverage"), "the scorer is not named"),
         (_chapter_with_name, "plain coverage"),
         (_idf_over_term_count, "not by their number"),
-        (_replace(lexical_score=None), "Set lexical_score"),
+        (_replace(lexical_score=None), "set it to the idf-weighted share"),
         (_replace(lexical_coverage=lambda b: b.lexical_score), "lexical_coverage stays"),
-        (_replace(total=lambda b: b.lexical_contribution), "add up to the total"),
-        (_chapter_policy, "Report the weights"),
-        (_replace(lexical_contribution=lambda b: b.lexical_score), "policy.lexical_weight"),
+        (_replace(total=lambda b: b.lexical_contribution), "total: the contract has"),
+        (_chapter_policy, "Use the policy you are given"),
+        (_replace(lexical_contribution=lambda b: b.lexical_score), "lexical_contribution: the"),
         (_replace(matched_terms=()), "matched_terms"),
-        (_replace(total=lambda b: b.total + 1e-9), "Round every float"),
+        (_replace(total=lambda b: b.total + 1e-9), "round every float to 6 places"),
         (_raises, "ZeroDivisionError"),
     ],
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import runpy
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from memorylib import (
 from memorylib.notebook.common import chart_fonts
 from memorylib.notebook.records_views import (
     EXERCISE_APPENDS,
-    SCOPE_EXAMPLES,
+    SCOPE_EXERCISE,
     attempt,
     capture_lag_chart,
     check_append_predictions,
@@ -247,13 +248,16 @@ def test_scope_function_stretch() -> None:
     reference = runpy.run_path(str(SOLUTION))["my_user_scope"]
     assert check_scope_function(reference).is_right
     assert str(check_scope_function(...)).startswith("⏳")
-    assert "must be a function" in str(check_scope_function("2bd806c97f0e00af"))
+    assert "Pass the function itself" in str(check_scope_function("2bd806c97f0e00af"))
     lowered = check_scope_function(lambda u: digest(u.strip().lower())[:16])
-    assert lowered.counterexample is not None and lowered.counterexample.example == "'Straße'"
+    assert lowered.counterexample is not None
+    assert lowered.counterexample.example.startswith("'Straße'")
+    assert "lower() instead of casefold()" in lowered.message
     unstripped = check_scope_function(lambda u: digest(u.casefold())[:16])
-    assert unstripped.counterexample.example == "'  Alice '"
+    assert unstripped.counterexample.example.startswith("'  Alice '")
+    assert "not stripped" in unstripped.message
     whole = check_scope_function(lambda u: digest(u.strip().casefold()))
-    assert whole.counterexample.stage == "named" and "expected: '" in str(whole)
+    assert whole.counterexample.stage == "named" and "the whole digest" in whole.message
 
     def crashes(user_id: str) -> str:
         raise RuntimeError("boom")
@@ -266,9 +270,12 @@ def test_scope_function_stretch_catches_what_only_generated_ids_show() -> None:
     def almost(user_id: str) -> str:
         return digest(user_id.strip(" \t").casefold())[:16]
 
-    assert all(almost(u) == user_scope_for(u) for u in SCOPE_EXAMPLES)
+    named = [example.call.args[0] for example in SCOPE_EXERCISE.examples]
+    assert all(almost(u) == user_scope_for(u) for u in named)
     result = check_scope_function(almost)
     assert not result.is_right and result.counterexample.stage == "generated"
+    # shrunk to the smallest: one character and the newline
+    assert re.search(r"almost\('.\\n'\)$", result.counterexample.example)
 
 
 def test_scope_widget() -> None:

@@ -193,7 +193,7 @@ def test_recency_figure_draws_one_curve_per_window() -> None:
     fig = sv.recency_decay_figure((7, 30, 90), mark_age=1)
     ax = fig.axes[0]
     labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
-    assert labels == ["window 7 d", "window 30 d (chapter)", "window 90 d"]
+    assert labels == ["window 7 d", "window 30 d", "window 90 d"]  # the chapter states none
 
 
 def test_contribution_figure_stacks_two_bars_per_candidate(teaching_store) -> None:
@@ -233,6 +233,13 @@ def test_check_total_answer_says_right_wrong_or_not_yet() -> None:
     assert "swapped" in str(sv.check_total_answer(0.15 * 0.75 + 0.85 / 1.5, b))
     assert str(sv.check_total_answer("0.7", b)).startswith("❌")
     assert str(sv.check_total_answer(True, b)).startswith("❌")
+
+
+def test_check_total_answer_names_the_likely_mistakes() -> None:
+    b = sv.hypothetical_breakdown(sv.ScoringState(matched=3, query_terms=7, age_days=15.5))
+    assert "count every query term" in str(sv.check_total_answer(0.85 + 0.15 / (1 + 15.5 / 30), b))
+    whole_days = 0.85 * 3 / 7 + 0.15 / (1 + 15 / 30)
+    assert "not whole days" in str(sv.check_total_answer(whole_days, b))
 
 
 def load_solution():

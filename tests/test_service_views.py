@@ -86,13 +86,26 @@ def test_benchmark_frame_and_chart() -> None:
     assert views.benchmark_chart(frame).axes
 
 
+def test_the_example_answer_in_the_notebook_is_wrong_for_every_call() -> None:
+    # the placeholder's comment shows the forms of an answer, never a right one
+    import nbformat
+
+    import memorylib
+
+    nb = nbformat.read(SOLUTION.parents[1] / "11_from_file_to_service.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "my_prediction = ..." in c.source]
+    (example,) = [line.lstrip("# ") for line in cell.source.splitlines() if "{" in line]
+    given = eval(example, dict(vars(memorylib)))  # the cell's own comment, memorylib's names
+    assert str(views.check_service_predictions(given)).startswith("❌ 5 of 5 wrong")
+
+
 def test_the_checker_accepts_the_solution_and_rejects_wrong_answers() -> None:
     solution = runpy.run_path(str(SOLUTION))["my_prediction"]
-    assert views.check_service_predictions(solution).startswith("✅")
-    assert views.check_service_predictions(...).startswith("⏳")
-    assert views.check_service_predictions({"A": None}).startswith("⏳")
+    assert views.check_service_predictions(solution).is_right
+    assert str(views.check_service_predictions(...)).startswith("⏳")
+    assert str(views.check_service_predictions({"A": None})).startswith("⏳")
     wrong = dict(solution, B=RemoteMemoryDuplicateError, E=False)
-    verdict = views.check_service_predictions(wrong)
+    verdict = str(views.check_service_predictions(wrong))
     assert verdict.startswith("❌ 2 of 5") and "bob is another user_scope" in verdict
 
 

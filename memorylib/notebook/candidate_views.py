@@ -34,7 +34,7 @@ from memorylib import (
 )
 from memorylib.candidates import CandidateSet
 from memorylib.notebook.common import with_chart_fonts
-from memorylib.notebook.exercises import CheckResult, checker, expect_type, right, wrong
+from memorylib.notebook.exercises import CheckResult, check_value, right, wrong
 from memorylib.query import CJK_FIRST, CJK_LAST
 
 __all__ = [
@@ -380,7 +380,6 @@ def candidate_widget(
     return widgets.VBox([box, shown])
 
 
-@checker(placeholder="your rewritten query (a str)")
 def check_quiet_query(
     answer: object,
     records: Sequence[StoredMemory],
@@ -389,40 +388,52 @@ def check_quiet_query(
     as_of: str,
     target: str = EXERCISE_TARGET,
     max_candidates: int = EXERCISE_MAX_CANDIDATES,
+    min_terms: int = 2,
+    placeholder: str = "your rewritten query (a str)",
 ) -> CheckResult:
-    """Grade a rewritten query: it must keep ``target`` a candidate with few candidates.
+    """Grade a rewritten query: ``target`` stays a candidate among few candidates.
 
-    Right when ``target`` is among at most ``max_candidates`` candidates; wrong with a
-    hint otherwise; not answered for the placeholder.
+    Right when the query keeps at least ``min_terms`` terms (one word, ``status``, is a
+    lucky guess the notebook's per-term table shows, not a rewritten question) and
+    ``target`` is among at most ``max_candidates`` candidates; wrong with a hint
+    otherwise; not answered for the placeholder.
     """
-    text = expect_type(answer, str, "a str (your rewritten query)")
-    view = candidate_view(text, records, user_scope=user_scope, as_of=as_of)
-    if not view["accepted"]:
-        return wrong(f"Stage 1 rejects that query: {view['error']}")
-    frame = view["frame"]
-    found = list(frame["memory_id"])
-    if target not in found:
-        return wrong(
-            f"Not yet: {target} is no longer a candidate, so no later stage can rank it. "
-            "Keep at least one word that its summary or content contains."
+
+    def judge(text: str) -> CheckResult:
+        view = candidate_view(text, records, user_scope=user_scope, as_of=as_of)
+        if not view["accepted"]:
+            return wrong(f"Stage 1 rejects that query: {view['error']}")
+        if len(view["terms"]) < min_terms:
+            return wrong(
+                f"Not yet: {text!r} is one term. One word is a lucky guess, not a rewritten "
+                "question: keep at least two words that say what the record is about, and drop "
+                "the ones that many records share."
+            )
+        found = list(view["frame"]["memory_id"])
+        if target not in found:
+            return wrong(
+                f"Not yet: {target} is no longer a candidate, so no later stage can rank it. "
+                "Keep at least one word that its summary or content contains."
+            )
+        if len(found) > max_candidates:
+            per_term = term_candidate_frame(_query(text, user_scope, as_of), records)
+            noisy = ", ".join(
+                f"{row.term!r} ({row.candidates})" for row in per_term.head(3).itertuples()
+            )
+            return wrong(
+                f"Not yet: {len(found)} candidates (at most {max_candidates} wanted). "
+                f"The terms that bring in the most records: {noisy}."
+            )
+        return right(
+            f"Right: {len(found)} candidate(s) out of {view['counts']['searched']} searched, "
+            f"and {target} is one of them."
         )
-    if len(found) > max_candidates:
-        query = _query(text, user_scope, as_of)
-        per_term = term_candidate_frame(query, records)
-        noisy = ", ".join(
-            f"{row.term!r} ({row.candidates})" for row in per_term.head(3).itertuples()
-        )
-        return wrong(
-            f"Not yet: {len(found)} candidates (at most {max_candidates} wanted). "
-            f"The terms that bring in the most records: {noisy}."
-        )
-    return right(
-        f"Right: {len(found)} candidate(s) out of {view['counts']['searched']} searched, "
-        f"and {target} is one of them."
+
+    return check_value(
+        answer, judge, placeholder=placeholder, kind=str, described="a str (a query)"
     )
 
 
-@checker(placeholder="your query (a str)")
 def check_cache_query(
     answer: object, records: Sequence[StoredMemory], *, user_scope: str, as_of: str
 ) -> CheckResult:
@@ -435,4 +446,6 @@ def check_cache_query(
         as_of=as_of,
         target=STRETCH_TARGET,
         max_candidates=STRETCH_MAX_CANDIDATES,
+        min_terms=1,  # a rarer word of the record's own is the find here
+        placeholder="your query (a str)",
     )

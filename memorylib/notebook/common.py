@@ -21,7 +21,7 @@ import io
 import os
 import tempfile
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +41,7 @@ from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
     "CHAPTER_AS_OF",
+    "CHART_FONTS",
     "COURSE",
     "COURSE_AS_OF",
     "NO_ERROR",
@@ -71,8 +72,15 @@ CHAPTER_AS_OF = CHAPTER_CLOCK
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 
 
-def setup_notebook() -> None:
-    """Inline PNG figures with a fixed style; pandas shows 6 decimals (the contract's rounding)."""
+# The chart fonts, in order of preference: matplotlib draws each character with the first
+# installed family that has it. DejaVu Sans ships with matplotlib; a CJK family goes here
+# (before it) for charts that must draw Chinese.
+CHART_FONTS: tuple[str, ...] = ("DejaVu Sans",)
+
+
+def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
+    """Inline PNG figures in the course's one chart style (size, dpi, ``fonts``: the font
+    family list every chart uses); pandas shows 6 decimals (the contract's rounding)."""
     os.environ.pop("MPLBACKEND", None)
     try:
         from IPython import get_ipython
@@ -93,7 +101,7 @@ def setup_notebook() -> None:
             "axes.spines.top": False,
             "axes.spines.right": False,
             "svg.hashsalt": "memorylib",
-            "font.family": ["DejaVu Sans"],  # ships with matplotlib: same glyphs everywhere
+            "font.family": list(fonts),
         }
     )
     pd.set_option("display.precision", 6)

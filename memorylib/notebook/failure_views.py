@@ -50,7 +50,7 @@ from memorylib.notebook.common import NO_ERROR, error_name
 from memorylib.notebook.common import typed_attempt as attempt
 from memorylib.notebook.exercises import (
     CheckResult,
-    checker,
+    check_value,
     expect_labels,
     grade_labels,
     right,
@@ -740,20 +740,23 @@ def _shown(given: object) -> str:
     return "no error" if name is None else str(name)
 
 
-@checker(placeholder="a dict like {'A': SomeErrorClass, ...}")
 def check_error_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 07: ``answer`` maps "A".."F" to an error class (or its
     name), or None for "no error". Right when all six are right; wrong with one hint per
     wrong label; not answered while the placeholder ``...`` (or a ``...`` value) is there.
     """
-    given = expect_labels(
-        answer,
-        EXERCISE_CALLS,
-        "a dict from 'A'..'F' to an error class (or its name) or None",
-    )
-    truth = exercise_truth()
-    mistakes = grade_labels(truth, given, _HINTS, same=_same_error, shown=_shown)
-    if mistakes is not None:
-        return mistakes
-    named = {label: expected or "no error" for label, expected in truth.items()}
-    return right(f"All {len(truth)} right: {named}.")
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_labels(
+            answer,
+            EXERCISE_CALLS,
+            "a dict from 'A'..'F' to an error class (or its name) or None",
+        )
+        truth = exercise_truth()
+        mistakes = grade_labels(truth, given, _HINTS, same=_same_error, shown=_shown)
+        if mistakes is not None:
+            return mistakes
+        named = {label: expected or "no error" for label, expected in truth.items()}
+        return right(f"All {len(truth)} right: {named}.")
+
+    return check_value(answer, judge, placeholder="a dict like {'A': SomeErrorClass, ...}")

@@ -23,12 +23,13 @@ import pandas as pd
 
 from memorylib.agent import AgentEvent, agent_loop
 from memorylib.engine import RecallEngine
-from memorylib.notebook.exercises import CheckResult, checker, expect_type, right, wrong
+from memorylib.notebook.exercises import CheckResult, check_value, right, wrong
 from memorylib.replay import Recording, ReplayClient, ReplayError, load_recording
 from memorylib.runtime import ConfigurationError, runtime_client
 from memorylib.tool import run_recall_tool
 
 __all__ = [
+    "EXERCISE_ANSWER_TERMS",
     "EXERCISE_QUESTION",
     "EXERCISE_TARGET",
     "MODES",
@@ -384,35 +385,57 @@ EXERCISE_QUESTION = "Which file format did we pick for saving session transcript
 EXERCISE_TARGET = "conversation-001"
 
 
-@checker(placeholder="the query string the model should send")
+# The answer to the question: the model cannot know it before recall, so a query that
+# holds one of these terms asks for what it already claims to know.
+EXERCISE_ANSWER_TERMS = ("jsonl", "append", "crash", "tear")
+
+
 def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) -> CheckResult:
-    """Self-check: does ``answer``, sent as the tool's query, rank EXERCISE_TARGET first?
+    """Self-check: does ``answer``, sent as the tool's query, rank EXERCISE_TARGET first,
+    without naming the answer (``EXERCISE_ANSWER_TERMS``)?
 
     Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
     """
-    query = expect_type(answer, str, "a str (the query the model sends)")
-    text, is_error = run_recall_tool(
-        {"query": query, "limit": 3}, engine=engine, as_of=as_of, query_id="q-09-your-turn"
-    )
-    data = json.loads(text)
-    if is_error:
-        return wrong(f"The tool rejected it ({data['error']['type']}): {data['error']['message']}")
-    hits = data["hits"]
-    if not hits:
-        return wrong(
-            f"No hits for {query!r}: the {data['searched_records']} records share none of its "
-            f"terms {data['query']['terms']}. Retrieval cannot see the chat and does not stem "
-            "('transcript' is not 'transcripts'): restate the topic with words the record uses."
+
+    def judge(query: str) -> CheckResult:
+        text, is_error = run_recall_tool(
+            {"query": query, "limit": 3}, engine=engine, as_of=as_of, query_id="q-09-your-turn"
         )
-    top = hits[0]
-    if top["memory_id"] != EXERCISE_TARGET:
-        return wrong(
-            f"The top hit is {top['memory_id']} ({top['source']['title']!r}), not the "
-            "transcript decision. Name what the question is about (session transcripts, their "
-            "storage format) rather than words that other decisions share."
+        data = json.loads(text)
+        if is_error:
+            error = data["error"]
+            return wrong(f"The tool rejected it ({error['type']}): {error['message']}")
+        if leaked := [t for t in data["query"]["terms"] if t in EXERCISE_ANSWER_TERMS]:
+            return wrong(
+                f"Not yet: {', '.join(leaked)} is the answer, not the question. The model "
+                "recalls because it does not know which format was picked: restate what the "
+                "student asks about (the topic, in the record's words), never the reply."
+            )
+        hits = data["hits"]
+        if not hits:
+            return wrong(
+                f"No hits for {query!r}: the {data['searched_records']} records share none of "
+                f"its terms {data['query']['terms']}. Retrieval cannot see the chat and does not "
+                "stem ('transcript' is not 'transcripts'): restate the topic with words the "
+                "record uses."
+            )
+        top = hits[0]
+        if top["memory_id"] != EXERCISE_TARGET:
+            return wrong(
+                f"The top hit is {top['memory_id']} ({top['source']['title']!r}), not the "
+                "transcript decision. Name what the question is about (session transcripts, "
+                "their storage format) rather than words that other decisions share."
+            )
+        return right(
+            f"{EXERCISE_TARGET} ranks first (total {top['score']:.6f}, matched "
+            f"{top['score_breakdown']['matched_terms']}): a self-contained query finds the "
+            "decision without seeing the conversation."
         )
-    return right(
-        f"{EXERCISE_TARGET} ranks first (total {top['score']:.6f}, matched "
-        f"{top['score_breakdown']['matched_terms']}): a self-contained query finds the decision "
-        "without seeing the conversation."
+
+    return check_value(
+        answer,
+        judge,
+        placeholder="the query string the model should send",
+        kind=str,
+        described="a str (the query the model sends)",
     )

@@ -27,7 +27,7 @@ from memorylib import (
     normalize_text,
 )
 from memorylib.notebook.common import with_chart_fonts
-from memorylib.notebook.exercises import CheckResult, checker, expect_sequence, right, wrong
+from memorylib.notebook.exercises import CheckResult, check_value, expect_sequence, right, wrong
 from memorylib.query import CJK_FIRST, CJK_LAST
 from memorylib.timestamps import CHAPTER_CLOCK
 
@@ -218,32 +218,37 @@ def term_count_chart(frame: pd.DataFrame) -> Figure:
     return fig
 
 
-@checker(placeholder="a tuple of terms, e.g. ('a', 'b')")
 def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> CheckResult:
-    """Grade a predicted term tuple for ``text``: right, wrong with a hint, or not answered."""
-    given = expect_sequence(
-        answer,
-        "a tuple (or list) of str, one per term",
-        item=str,
-        item_message="Every term must be a str.",
-    )
-    expected = extract_terms(normalize_text(text))
-    if given == expected:
-        return right(f"Right: {expected} (NFKC, casefold, words + Chinese bigrams, sorted).")
-    if sorted(set(given)) == list(expected):
-        return wrong("The right terms, but the contract's terms are sorted and unique.")
-    hints = []
-    if any(t != t.casefold() for t in given):
-        hints.append("casefold: every term is lower case")
-    if any(any(0xFF01 <= ord(c) <= 0xFF5E for c in t) for t in given):
-        hints.append("NFKC turns fullwidth letters like Ｓ into plain ASCII")
-    if any(len(t) > 2 and _CJK_RUN.fullmatch(t) for t in given):
-        hints.append("a run of Chinese characters becomes overlapping 2-character bigrams")
-    missing = [t for t in expected if t not in given]
-    extra = [t for t in given if t not in expected]
-    if not hints:
-        hints.append(f"{len(missing)} term(s) missing, {len(extra)} term(s) that are not terms")
-    return wrong("Not yet: " + "; ".join(hints) + ".")
+    """Grade predicted terms for ``text``: right, wrong with a hint, or not answered.
+
+    The terms are a set: any order is right (the contract sorts them by code point, which
+    nobody does by eye), but each term once.
+    """
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_sequence(answer, "a tuple (or list) of str, one per term", item=str)
+        expected = extract_terms(normalize_text(text))
+        if sorted(given) == list(expected):
+            return right(
+                f"Right: {expected} (NFKC, casefold, words + Chinese bigrams; the contract "
+                "lists them sorted)."
+            )
+        if sorted(set(given)) == list(expected):
+            return wrong("The right terms, but each term is listed once.")
+        hints = []
+        if any(t != t.casefold() for t in given):
+            hints.append("casefold: every term is lower case")
+        if any(any(0xFF01 <= ord(c) <= 0xFF5E for c in t) for t in given):
+            hints.append("NFKC turns fullwidth letters like Ｓ into plain ASCII")
+        if any(len(t) > 2 and _CJK_RUN.fullmatch(t) for t in given):
+            hints.append("a run of Chinese characters becomes overlapping 2-character bigrams")
+        missing = [t for t in expected if t not in given]
+        extra = [t for t in given if t not in expected]
+        if not hints:
+            hints.append(f"{len(missing)} term(s) missing, {len(extra)} term(s) that are not terms")
+        return wrong("Not yet: " + "; ".join(hints) + ".")
+
+    return check_value(answer, judge, placeholder="a tuple of terms, e.g. ('a', 'b')")
 
 
 def normalize_widget(initial: str = "  LAYERED   Memory  ") -> Any:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import calendar
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -37,8 +36,9 @@ from memorylib import (
 )
 from memorylib.candidates import CandidateSet
 from memorylib.datasets import COURSE_AS_OF
+from memorylib.notebook import charts
 from memorylib.notebook.common import candidate_pool, figure_png
-from memorylib.notebook.exercises import CheckResult, checker, expect_sequence, right, wrong
+from memorylib.notebook.exercises import CheckResult, check_value, expect_sequence, right, wrong
 from memorylib.ranking import rank_key
 from memorylib.timestamps import age_in_days, format_timestamp, parse_timestamp
 
@@ -327,17 +327,6 @@ def _weight_label(weight: float) -> str:
     return f"{weight:g}/{round(1 - weight, 6):g}"
 
 
-def _kept_points(ranks: Mapping[int, int], top: int) -> list[int]:
-    """Step indices to draw for one memory: its top-``top`` steps and the "out" steps
-    right next to them (where it drops out or climbs in); long out runs are not drawn."""
-    kept = []
-    for x, rank in sorted(ranks.items()):
-        near_in = any(ranks.get(n, top + 1) <= top for n in (x - 1, x + 1))
-        if rank <= top or near_in:
-            kept.append(x)
-    return kept
-
-
 def top_ids_frame(trajectory: pd.DataFrame, *, top: int = 3) -> pd.DataFrame:
     """One row per step: the memory_ids at ranks 1..``top`` (what a bump chart shows)."""
     rows = trajectory[trajectory["rank"] <= top]
@@ -358,90 +347,12 @@ def bump_chart(
     title: str = "",
     xlabel: str = "as_of",
 ) -> Figure:
-    """Rank (1 on top) of every memory that reaches the top ``top`` at some step.
-
-    The memories in the top ``top`` at the ``highlight`` step (the last step when None)
-    are coloured and listed in the legend by their rank there; the others are grey.
-    A line drops to the "out" row where a memory leaves the top and climbs from it where
-    it enters; a memory not yet stored at a step has no point there.
-    """
+    """``charts.bump_chart`` of a trajectory frame, its steps in their order."""
     steps, labels = _steps(trajectory)
-    position = {step: i for i, step in enumerate(steps)}
-    focus_step = highlight if highlight in position else steps[-1]
-    at_focus = trajectory[(trajectory["step"] == focus_step) & (trajectory["rank"] <= top)]
-    focus = list(at_focus.sort_values("rank")["memory_id"])
-    shown = sorted(set(trajectory.loc[trajectory["rank"] <= top, "memory_id"]))
-    out_row = top + 1
-    fig, ax = plt.subplots(figsize=(8.6, 0.45 * (top + 1) + 2.2))
-    cmap = plt.get_cmap("tab10")
-    grey_labelled = False
-    for memory_id in [m for m in shown if m not in focus] + focus:  # focus drawn on top
-        rows = trajectory[trajectory["memory_id"] == memory_id]
-        ranks = {
-            position[s]: min(int(r), out_row)
-            for s, r in zip(rows["step"], rows["rank"], strict=True)
-        }
-        kept = _kept_points(ranks, top)
-        if memory_id in focus:
-            index = focus.index(memory_id)
-            style = {
-                "color": cmap(index % 10),
-                "linewidth": 2.2,
-                "markersize": 6,
-                "zorder": 3,
-                "label": f"{index + 1} · {memory_id}",
-            }
-        else:
-            style = {
-                "color": "#c7c7c7",
-                "linewidth": 1.2,
-                "markersize": 4,
-                "zorder": 2,
-                "label": "_" if grey_labelled else "other records",
-            }
-            grey_labelled = True
-        runs: list[list[int]] = []
-        for x in kept:
-            if runs and x == runs[-1][-1] + 1:
-                runs[-1].append(x)
-            else:
-                runs.append([x])
-        for number, run in enumerate(runs):
-            ax.plot(
-                run,
-                [ranks[x] for x in run],
-                "-o",
-                **(style if number == 0 else {**style, "label": "_"}),
-            )
-    if highlight is not None and highlight in position:
-        x = position[highlight]
-        ax.axvspan(x - 0.4, x + 0.4, color="#fff2b2", zorder=0)
-    ax.set_yticks(range(1, out_row + 1), [str(r) for r in range(1, top + 1)] + ["out"])
-    ax.set_ylim(out_row + 0.5, 0.5)
-    rotate = len(steps) > 6
-    ax.set_xticks(
-        range(len(steps)), labels, rotation=45 if rotate else 0, ha="right" if rotate else "center"
+    pairs = list(zip(steps, labels, strict=True))
+    return charts.bump_chart(
+        trajectory, pairs, top=top, highlight=highlight, title=title, xlabel=xlabel
     )
-    ax.set_xlim(-0.5, len(steps) - 0.5)
-    ax.set_ylabel("rank")
-    ax.set_xlabel(xlabel)
-    if title:
-        ax.set_title(title, fontsize=10)
-    handles, names = ax.get_legend_handles_labels()
-    order = sorted(range(len(names)), key=lambda i: (names[i] == "other records", names[i]))
-    ax.legend(
-        [handles[i] for i in order],
-        [names[i] for i in order],
-        fontsize=8,
-        frameon=False,
-        loc="upper left",
-        bbox_to_anchor=(1.0, 1.0),
-        title=f"top {top} at {labels[position[focus_step]]}",
-        title_fontsize=8,
-    )
-    ax.grid(axis="y", color="#eeeeee")
-    fig.tight_layout()
-    return fig
 
 
 def rank_view(
@@ -574,34 +485,34 @@ def exercise_order() -> tuple[str, ...]:
     return tuple(hit.memory_id for hit in result.hits)
 
 
-@checker(placeholder="a list of the five memory_ids, best first")
 def check_order_answer(answer: object, expected: Sequence[str] | None = None) -> CheckResult:
     """Self-check for the ranking exercise: right, wrong with a hint, or not answered yet."""
-    given = expect_sequence(
-        answer,
-        "a list of memory_ids",
-        item=object,
-        item_message="Every element must be a memory_id.",
-    )
-    correct = tuple(expected) if expected is not None else exercise_order()
-    if given == correct:
-        order = " > ".join(correct)
-        return right(f"Right: {order} (total, then captured_at, then memory_id).")
-    if sorted(map(str, given)) != sorted(correct):
-        return wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
-    query, records = exercise_candidates()
-    if given == naive_order(query, records, as_of=EXERCISE_AS_OF):
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_sequence(answer, "a list of memory_ids", item=object)
+        correct = tuple(expected) if expected is not None else exercise_order()
+        if given == correct:
+            order = " > ".join(correct)
+            return right(f"Right: {order} (total, then captured_at, then memory_id).")
+        if sorted(map(str, given)) != sorted(correct):
+            return wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
+        query, records = exercise_candidates()
+        if given == naive_order(query, records, as_of=EXERCISE_AS_OF):
+            return wrong(
+                "That is sorted(..., key=total): tied rows kept the storage order. "
+                "Break ties with captured_at DESC, then memory_id ASC."
+            )
+        hints = []
+        if given[0] != correct[0]:
+            hints.append("the first place goes to the highest total")
+        tied = [m for m in correct if m in ("note-a", "note-b", "note-c")]
+        if [m for m in given if m in tied] != tied:
+            hints.append(
+                "among the three equal totals, the later captured_at comes first and an "
+                "exact tie falls to the smaller memory_id"
+            )
         return wrong(
-            "That is sorted(..., key=total): tied rows kept the storage order. "
-            "Break ties with captured_at DESC, then memory_id ASC."
+            "Not quite: " + ("; ".join(hints) or "compare total first, then each key") + "."
         )
-    hints = []
-    if given[0] != correct[0]:
-        hints.append("the first place goes to the highest total")
-    tied = [m for m in correct if m in ("note-a", "note-b", "note-c")]
-    if [m for m in given if m in tied] != tied:
-        hints.append(
-            "among the three equal totals, the later captured_at comes first and an "
-            "exact tie falls to the smaller memory_id"
-        )
-    return wrong("Not quite: " + ("; ".join(hints) or "compare total first, then each key") + ".")
+
+    return check_value(answer, judge, placeholder="a list of the five memory_ids, best first")

@@ -13,12 +13,12 @@ generated ones, and names the first field that breaks the breakdown contract.
 
 from __future__ import annotations
 
-import random
+import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
 from memorylib import (
@@ -32,7 +32,7 @@ from memorylib import (
     recency_score,
     user_scope_for,
 )
-from memorylib.candidates import CorpusStats, record_term_counts, retracted_ids
+from memorylib.candidates import CandidateSet, CorpusStats, record_term_counts, retracted_ids
 from memorylib.datasets import COURSE_AS_OF, COURSE_USERS, course_records
 from memorylib.evaluation import (
     METRICS,
@@ -49,15 +49,17 @@ from memorylib.evaluation import (
 from memorylib.metrics import RELEVANT_GRADE
 from memorylib.notebook.common import with_chart_fonts
 from memorylib.notebook.exercises import (
+    Call,
     CheckResult,
-    Counterexample,
-    checker,
-    not_answered,
-    right,
-    wrong,
+    FunctionExercise,
+    Malformed,
+    Mistake,
+    Named,
+    check_function,
+    check_value,
 )
-from memorylib.records import MemoryKind, RecallCandidate
-from memorylib.scoring import SCORERS, evidence, idf
+from memorylib.records import MemoryKind
+from memorylib.scoring import evidence, idf
 from memorylib.timestamps import age_in_days, parse_timestamp
 
 __all__ = [
@@ -520,275 +522,234 @@ def candidate_ceiling_frame(queries: Sequence[EvalQuery] | None = None) -> pd.Da
 # -- your turn ----------------------------------------------------------------------------------
 
 
-def _reference(
-    query: RecallQuery,
-    candidate: RecallCandidate,
+def _idf_scorer(
     *,
-    as_of,
-    policy: ScoringPolicy,
-    corpus: CorpusStats,
-) -> dict[str, float]:
-    """What each number of an idf_coverage breakdown must be (unrounded)."""
-    weight = {term: idf(term, corpus) for term in query.terms}
-    lexical = sum(weight[t] for t in candidate.matched_terms) / sum(weight.values())
-    moment = parse_timestamp(as_of, "as_of")
-    recency = recency_score(age_in_days(candidate.captured_at, moment), policy.recency_window_days)
-    return {
-        "coverage": len(candidate.matched_terms) / len(query.terms),
-        "lexical": lexical,
-        "recency": recency,
-        "lexical_part": policy.lexical_weight * lexical,
-        "recency_part": policy.recency_weight * recency,
-        "matched_idf": sum(weight[t] for t in candidate.matched_terms),
-        "recency_30": recency_score(age_in_days(candidate.captured_at, moment), 30.0),
-    }
+    name: str = "idf_coverage",
+    lexical: str = "idf",
+    coverage: str = "share",
+    policy_used: bool = True,
+    policy_reported: bool = True,
+    window_used: bool = True,
+    weighted: bool = True,
+) -> Callable[..., RecallScoreBreakdown]:
+    """The exercise's answer (idf-weighted coverage plus the policy's recency), or, with
+    one keyword changed, a typical wrong one (each keyword names the rule it breaks)."""
+
+    def score(query, candidate, *, as_of, policy, corpus) -> RecallScoreBreakdown:
+        weight = {term: idf(term, corpus) for term in query.terms}
+        matched = sum(weight[t] for t in candidate.matched_terms)
+        share = len(candidate.matched_terms) / len(query.terms)
+        lexical_score = {
+            "idf": matched / sum(weight.values()),
+            "coverage": share,
+            "matched": matched,
+            "per_term": matched / len(query.terms),
+        }[lexical]
+        chapter = ScoringPolicy()
+        used = policy if policy_used else chapter
+        window = used.recency_window_days if window_used else chapter.recency_window_days
+        recency = recency_score(age_in_days(candidate.captured_at, as_of), window)
+        lexical_part = used.lexical_weight * lexical_score if weighted else lexical_score
+        recency_part = used.recency_weight * recency if weighted else recency
+        reported = used if policy_reported else chapter
+        return RecallScoreBreakdown(
+            matched_terms=candidate.matched_terms,
+            query_term_count=len(query.terms),
+            lexical_coverage=round(lexical_score if coverage == "idf" else share, 6),
+            recency=round(recency, 6),
+            lexical_contribution=round(lexical_part, 6),
+            recency_contribution=round(recency_part, 6),
+            total=round(lexical_part + recency_part, 6),
+            lexical_weight=reported.lexical_weight,
+            recency_weight=reported.recency_weight,
+            recency_window_days=reported.recency_window_days,
+            scorer=name,
+            lexical_score=round(lexical_score, 6),
+        )
+
+    return score
 
 
-@dataclass(frozen=True)
-class _Case:
-    stage: str  # "named" or "generated"
-    label: str
-    query: RecallQuery
-    candidate: RecallCandidate
-    as_of: str
-    policy: ScoringPolicy
-    corpus: CorpusStats
+_FIELDS = (
+    "scorer",
+    "matched_terms",
+    "query_term_count",
+    "lexical_coverage",
+    "lexical_score",
+    "recency",
+    "lexical_weight",
+    "recency_weight",
+    "recency_window_days",
+    "lexical_contribution",
+    "recency_contribution",
+    "total",
+)
 
 
-def _cases_for(
-    text: str,
-    user: str,
-    as_of: str,
-    policy: ScoringPolicy,
-    stage: str,
-    label: str,
-    only: Sequence[str] | None = None,
-) -> list[_Case]:
+def _read(result: object, call: Call) -> dict[str, object]:
+    if not isinstance(result, RecallScoreBreakdown):
+        raise Malformed(
+            f"return a RecallScoreBreakdown, not {type(result).__name__}: the ranking stage "
+            "reads its total, coverage and the rest"
+        )
+    if result.lexical_score is None:
+        raise Malformed(
+            "lexical_score is None: set it to the idf-weighted share you computed (it is what "
+            "lexical_contribution weighs)"
+        )
+    fields = {name: getattr(result, name) for name in _FIELDS}
+    for name, value in fields.items():
+        if isinstance(value, float) and round(value, 6) != value:
+            raise Malformed(f"{name} {value!r} is not rounded: round every float to 6 places")
+    return fields
+
+
+def _show(fields: dict[str, object]) -> str:
+    return ", ".join(f"{name} {fields[name]!r}" for name in _FIELDS if name != "matched_terms")
+
+
+@functools.cache
+def _words(user: str) -> st.SearchStrategy[list[str]]:
+    """1-3 distinct words of ``user``'s searched records (so there are candidates)."""
+    vocabulary = sorted({t for r in _searched(user) for t in record_term_counts(r)})
+    return st.lists(st.sampled_from(vocabulary), min_size=1, max_size=3, unique=True)
+
+
+@functools.cache
+def _found(text: str, user: str, as_of: str) -> CandidateSet:
     query = normalize_recall_query(
         text, user_scope=user_scope_for(user), limit=10, query_id="q-10-check", issued_at=as_of
     )
-    candidates = build_recall_candidates(query, course_records(user))
-    assert candidates.corpus is not None
-    chosen = [c for c in candidates.candidates if only is None or c.record.memory_id in only]
-    return [
-        _Case(
-            stage,
-            f"{label}: {text!r} on {c.record.memory_id}",
-            query,
-            c,
-            as_of,
-            policy,
-            candidates.corpus,
-        )
-        for c in chosen
-    ]
+    return build_recall_candidates(query, course_records(user))
 
 
-def _cases() -> list[_Case]:
-    """Named cases first (the notebook's "the bigram" and a Chinese query), then 24
-    generated ones: random queries from users' own words, other policies and clocks."""
-    cases = _cases_for(
-        "the bigram",
-        MEI,
-        COURSE_AS_OF,
-        ScoringPolicy(),
-        "named",
-        "section 1",
-        only=("mei-conv-060", "mei-conv-069"),
+def _case(text: str, user: str, as_of: str, memory_id: str, policy: ScoringPolicy) -> Call:
+    found = _found(text, user, as_of)
+    query = normalize_recall_query(
+        text, user_scope=user_scope_for(user), limit=10, query_id="q-10-check", issued_at=as_of
     )
-    cases += _cases_for(
-        "上下文预算",
-        MEI,
-        COURSE_AS_OF,
-        ScoringPolicy(),
-        "named",
-        "a Chinese query",
-        only=("mei-conv-016",),
+    (candidate,) = [c for c in found.candidates if c.record.memory_id == memory_id]
+    moment = parse_timestamp(as_of, "as_of")
+    return Call(query, candidate, as_of=moment, policy=policy, corpus=found.corpus)
+
+
+_POLICIES = st.sampled_from(
+    (ScoringPolicy(), ScoringPolicy(0.7, 0.3, 14.0), ScoringPolicy(0.5, 0.5, 90.0))
+)
+_CLOCKS = st.sampled_from((COURSE_AS_OF, "2026-06-01T00:00:00Z", "2026-03-15T12:30:00Z"))
+
+
+@st.composite
+def _calls(draw: st.DrawFn) -> Call:
+    """Words of a user's own records (so there are candidates) and "the", another clock
+    and policy than the chapter's, one of the candidates."""
+    user = draw(st.sampled_from(COURSE_USERS))
+    text, as_of = " ".join([*draw(_words(user)), "the"]), draw(_CLOCKS)
+    found = _found(text, user, as_of)
+    memory_id = draw(st.sampled_from([c.record.memory_id for c in found.candidates]))
+    return _case(text, user, as_of, memory_id, draw(_POLICIES))
+
+
+def _show_call(name: str, call: Call) -> str:
+    query, candidate = call.args
+    policy = call.kwargs["policy"]
+    return (
+        f"{name}(query, candidate, as_of, policy, corpus) with query {query.text!r} (terms "
+        f"{', '.join(query.terms)}) on {candidate.record.memory_id} (matching "
+        f"{', '.join(candidate.matched_terms)}), as_of {call.kwargs['as_of']:%Y-%m-%d %H:%M}, "
+        f"policy {policy.lexical_weight:g} / {policy.recency_weight:g}, "
+        f"{policy.recency_window_days:g} days"
     )
-    rng = random.Random(10)
-    policies = (ScoringPolicy(0.7, 0.3, 14.0), ScoringPolicy(0.5, 0.5, 90.0), ScoringPolicy())
-    clocks = (COURSE_AS_OF, "2026-06-01T00:00:00Z", "2026-03-15T12:30:00Z")
-    for n in range(8):
-        user = COURSE_USERS[n % len(COURSE_USERS)]
-        vocabulary = sorted({t for r in _searched(user) for t in record_term_counts(r)})
-        words = [*rng.sample(vocabulary, 3), "the"]
-        found = _cases_for(
-            " ".join(words),
-            user,
-            clocks[n % 3],
-            policies[n % 3],
-            "generated",
-            f"generated #{n + 1}",
-        )
-        cases += found[:3]
-    return cases
 
 
-def _close(a: float, b: float, tolerance: float = 1.5e-6) -> bool:
-    return abs(a - b) <= tolerance
-
-
-def _diagnose(got: RecallScoreBreakdown, case: _Case) -> tuple[str, str, str] | None:
-    """(hint, expected, got) for the first broken rule, or None."""
-    ref = _reference(
-        case.query, case.candidate, as_of=case.as_of, policy=case.policy, corpus=case.corpus
-    )
-    p = case.policy
-    if got.scorer != "idf_coverage":
-        claim = (
-            " — that name claims to be one of the library's scorers"
-            if got.scorer in SCORERS
-            else ""
-        )
-        return (
-            f"Name your scorer: scorer='idf_coverage'{claim}.",
-            "'idf_coverage'",
-            repr(got.scorer),
-        )
-    if tuple(got.matched_terms) != case.candidate.matched_terms or (
-        got.query_term_count != len(case.query.terms)
-    ):
-        return (
-            "matched_terms and query_term_count describe the match: candidate.matched_terms "
-            "and len(query.terms).",
-            f"{case.candidate.matched_terms}, {len(case.query.terms)}",
-            f"{got.matched_terms}, {got.query_term_count}",
-        )
-    if not _close(got.lexical_coverage, ref["coverage"]):
-        hint = (
+MY_SCORE = FunctionExercise(
+    function="my_score",
+    reference=_idf_scorer(),
+    examples=(
+        Named(
+            "section 1's 'the bigram' on mei-conv-060",
+            _case("the bigram", MEI, COURSE_AS_OF, "mei-conv-060", ScoringPolicy()),
+        ),
+        Named(
+            "section 1's 'the bigram' on mei-conv-069",
+            _case("the bigram", MEI, COURSE_AS_OF, "mei-conv-069", ScoringPolicy()),
+        ),
+        Named(
+            "a Chinese query on mei-conv-016",
+            _case("上下文预算", MEI, COURSE_AS_OF, "mei-conv-016", ScoringPolicy()),
+        ),
+    ),
+    cases=_calls(),
+    read=_read,
+    show=_show,
+    show_call=_show_call,
+    mistakes=(
+        Mistake(
+            "the scorer is not named",
+            "Name your scorer: scorer='idf_coverage' (the default, 'coverage', claims to be "
+            "the chapter's scorer).",
+            _idf_scorer(name="coverage"),
+        ),
+        Mistake(
+            "lexical_coverage holds the idf share",
             "lexical_coverage stays the chapter's share of matched terms (the stable rank's "
-            "second key); put your idf share in lexical_score."
-        )
-        return hint, f"{ref['coverage']:.6f}", f"{got.lexical_coverage}"
-    if (got.lexical_weight, got.recency_weight, got.recency_window_days) != (
-        p.lexical_weight,
-        p.recency_weight,
-        p.recency_window_days,
-    ):
-        return (
-            "Report the weights and window you used: policy.lexical_weight, "
-            "policy.recency_weight, policy.recency_window_days (this case's policy is not "
-            "the chapter's).",
-            f"{p.lexical_weight}, {p.recency_weight}, {p.recency_window_days}",
-            f"{got.lexical_weight}, {got.recency_weight}, {got.recency_window_days}",
-        )
-    if not _close(got.recency, ref["recency"]):
-        hint = "recency = recency_score(age_in_days(candidate.captured_at, as_of), window)"
-        if _close(got.recency, ref["recency_30"]):
-            hint += ": use policy.recency_window_days, not 30."
-        return hint, f"{ref['recency']:.6f}", f"{got.recency}"
-    if got.lexical_score is None:
-        return (
-            "Set lexical_score to the idf-weighted share you computed (it is what "
-            "lexical_contribution weighs).",
-            f"{ref['lexical']:.6f}",
-            "None",
-        )
-    if not _close(got.lexical_score, ref["lexical"]):
-        hint = (
-            "lexical_score = sum of idf(t, corpus) over the matched terms / the same sum "
-            "over ALL query terms."
-        )
-        if _close(got.lexical_score, ref["coverage"]):
-            hint = (
-                "That is plain coverage: every term weighs the same. Weigh each term by "
-                "idf(term, corpus)."
-            )
-        elif _close(got.lexical_score, ref["matched_idf"]):
-            hint = "Divide the matched terms' idf by the idf of all query terms (a 0..1 share)."
-        elif _close(got.lexical_score, ref["matched_idf"] / len(case.query.terms)):
-            hint = (
-                "Divide by the query terms' total idf, not by their number: a rare term "
-                "must count more than 'the'."
-            )
-        return hint, f"{ref['lexical']:.6f}", f"{got.lexical_score}"
-    for name, expected in (
-        ("lexical_contribution", ref["lexical_part"]),
-        ("recency_contribution", ref["recency_part"]),
-    ):
-        if not _close(getattr(got, name), expected):
-            part = "lexical_score" if name.startswith("lexical") else "recency"
-            weight = name.split("_")[0] + "_weight"
-            return (
-                f"{name} = policy.{weight} × {part}.",
-                f"{expected:.6f}",
-                f"{getattr(got, name)}",
-            )
-    if not _close(got.lexical_contribution + got.recency_contribution, got.total):
-        return (
-            "The contributions must add up to the total: total = lexical_contribution + "
-            "recency_contribution.",
-            f"{got.lexical_contribution + got.recency_contribution:.6f}",
-            f"{got.total}",
-        )
-    for name in (
-        "lexical_coverage",
-        "recency",
-        "lexical_score",
-        "lexical_contribution",
-        "recency_contribution",
-        "total",
-    ):
-        value = getattr(got, name)
-        if round(value, 6) != value:
-            return (
-                f"Round every float to 6 places, as the contract says ({name}).",
-                f"{round(value, 6)}",
-                f"{value}",
-            )
-    return None
+            "second key); put your idf share in lexical_score.",
+            _idf_scorer(coverage="idf"),
+        ),
+        Mistake(
+            "plain coverage",
+            "That is plain coverage: every term weighs the same. Weigh each term by "
+            "idf(term, corpus).",
+            _idf_scorer(lexical="coverage"),
+        ),
+        Mistake(
+            "the matched idf not divided",
+            "Divide the matched terms' idf by the idf of all query terms (a 0..1 share).",
+            _idf_scorer(lexical="matched"),
+        ),
+        Mistake(
+            "divided by the number of terms",
+            "Divide by the query terms' total idf, not by their number: a rare term must count "
+            "more than 'the'.",
+            _idf_scorer(lexical="per_term"),
+        ),
+        Mistake(
+            "the chapter's policy, not this one",
+            "Use the policy you are given (policy.lexical_weight, policy.recency_weight, "
+            "policy.recency_window_days), not the chapter's 0.85 / 0.15 and 30 days.",
+            _idf_scorer(policy_used=False),
+        ),
+        Mistake(
+            "a 30-day window",
+            "recency = recency_score(age_in_days(candidate.captured_at, as_of), "
+            "policy.recency_window_days): the policy's window, not 30.",
+            _idf_scorer(window_used=False),
+        ),
+        Mistake(
+            "the policy not reported",
+            "Report the weights and window you used: lexical_weight=policy.lexical_weight, "
+            "recency_weight=policy.recency_weight, recency_window_days=policy.recency_window_days.",
+            _idf_scorer(policy_reported=False),
+        ),
+        Mistake(
+            "contributions not weighted",
+            "lexical_contribution = policy.lexical_weight × lexical_score and recency_contribution "
+            "= policy.recency_weight × recency; the total is their sum.",
+            _idf_scorer(weighted=False),
+        ),
+    ),
+    generated=40,  # each case runs the candidate stage over a user's records
+)
 
 
-@checker(placeholder="a scoring function (fill in the body of my_score)")
 def check_my_score(answer: object) -> CheckResult:
-    """Build-it checker: ``answer(query, candidate, *, as_of, policy, corpus)`` must return
-    the idf_coverage breakdown on every named and generated case."""
-    if not callable(answer):
-        return wrong(f"The answer must be your function my_score, not {type(answer).__name__}.")
-    cases = _cases()
-    for position, case in enumerate(cases):
-        try:
-            got = answer(
-                case.query,
-                case.candidate,
-                as_of=parse_timestamp(case.as_of, "as_of"),
-                policy=case.policy,
-                corpus=case.corpus,
-            )
-        except Exception as exc:  # the student's code: report, never crash the notebook
-            return wrong(
-                f"Your function raised {type(exc).__name__}: {exc}",
-                counterexample=Counterexample(
-                    case.stage, case.label, "a RecallScoreBreakdown", f"{type(exc).__name__}"
-                ),
-            )
-        if got is None or got is Ellipsis:
-            if position == 0:
-                return not_answered(
-                    "Not answered yet: fill in the body of my_score (it returned None)."
-                )
-            return wrong(
-                "Your function returned None: every path must return a breakdown.",
-                counterexample=Counterexample(
-                    case.stage, case.label, "a RecallScoreBreakdown", "None"
-                ),
-            )
-        if not isinstance(got, RecallScoreBreakdown):
-            return wrong(
-                f"Return a RecallScoreBreakdown, not {type(got).__name__}: the ranking "
-                "stage reads its total, coverage and the rest."
-            )
-        problem = _diagnose(got, case)
-        if problem is not None:
-            hint, expected, value = problem
-            return wrong(
-                f"Not yet: {hint}",
-                counterexample=Counterexample(case.stage, case.label, expected, value),
-            )
-    named = sum(case.stage == "named" for case in cases)
-    return right(
-        f"Right: your breakdown matches on {named} named and {len(cases) - named} "
-        "generated candidates, adds up to its total and names its scorer."
+    """Build-it check: ``answer(query, candidate, *, as_of, policy, corpus)`` must return
+    the idf_coverage breakdown on the named candidates and on generated ones (other users,
+    clocks and policies)."""
+    return check_value(
+        answer,
+        lambda function: check_function(MY_SCORE, function),
+        placeholder="a scoring function (fill in the body of my_score)",
     )
 
 

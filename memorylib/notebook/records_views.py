@@ -12,8 +12,8 @@ what five appends by differently spelled user ids do) and its optional stretch (
 
 from __future__ import annotations
 
+import hashlib
 import html
-import random
 import tempfile
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
@@ -23,6 +23,7 @@ from typing import Any
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import pandas as pd
+from hypothesis import strategies as st
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
@@ -37,19 +38,22 @@ from memorylib import (
 )
 from memorylib.notebook.common import NO_ERROR, error_name, typed_attempt, with_chart_fonts
 from memorylib.notebook.exercises import (
+    Call,
     CheckResult,
-    Counterexample,
-    checker,
+    FunctionExercise,
+    Mistake,
+    Named,
+    check_function,
+    check_value,
     expect_labels,
     grade_labels,
     right,
-    wrong,
 )
 from memorylib.timestamps import parse_timestamp
 
 __all__ = [
     "EXERCISE_APPENDS",
-    "SCOPE_EXAMPLES",
+    "SCOPE_EXERCISE",
     "attempt",
     "capture_lag",
     "capture_lag_chart",
@@ -512,71 +516,90 @@ def _shown(given: object) -> str:
     return "None (written)" if name is None else repr(name)
 
 
-@checker(placeholder='a dict like {"A": SomeErrorClass, ..., "files": 0}')
 def check_append_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 01: ``answer`` maps "A".."E" to the error class (or its
     name) each append raises, or None when it writes its line, and ``"files"`` to the
     number of store files holding records. Right when all six are right; wrong with one
     hint per wrong key; not answered while the placeholder ``...`` is there."""
-    given = expect_labels(
-        answer,
-        _EXERCISE_LABELS,
-        "a dict from 'A'..'E' (an error class, its name, or None) and 'files' (an int)",
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_labels(
+            answer,
+            _EXERCISE_LABELS,
+            "a dict from 'A'..'E' (an error class, its name, or None) and 'files' (an int)",
+        )
+        truth = exercise_truth()
+        mistakes = grade_labels(truth, given, _HINTS, same=_same, shown=_shown)
+        if mistakes is not None:
+            return mistakes
+        named = {label: value if value is not None else "written" for label, value in truth.items()}
+        return right(f"All {len(truth)} right: {named}.")
+
+    return check_value(
+        answer, judge, placeholder='a dict like {"A": SomeErrorClass, ..., "files": 0}'
     )
-    truth = exercise_truth()
-    mistakes = grade_labels(truth, given, _HINTS, same=_same, shown=_shown)
-    if mistakes is not None:
-        return mistakes
-    named = {label: value if value is not None else "written" for label, value in truth.items()}
-    return right(f"All {len(truth)} right: {named}.")
 
 
 # -- optional stretch: write user_scope_for yourself ---------------------------------------------
 
-# Named first (the cases a careless version gets wrong), then generated ones.
-SCOPE_EXAMPLES = (
-    "alice",
-    "  Alice ",
-    "ALICE\t",
-    "Dana.Okafor@Northwind.example",
-    "Straße",
-    "ΣΊΣΥΦΟΣ",
-    "会话-用户",
+
+def _scope(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+SCOPE_EXERCISE = FunctionExercise(
+    function="user_scope_for",
+    reference=user_scope_for,
+    # named first: the ids a careless version gets wrong
+    examples=tuple(
+        Named(repr(user_id), Call(user_id))
+        for user_id in (
+            "alice",
+            "  Alice ",
+            "ALICE\t",
+            "Dana.Okafor@Northwind.example",
+            "Straße",
+            "ΣΊΣΥΦΟΣ",
+            "会话-用户",
+        )
+    ),
+    cases=st.builds(
+        lambda before, text, after: before + text + after,
+        st.sampled_from(("", " ", "\t")),
+        st.text("abcdeXYZ.@-_ßΣσς会话İ ", min_size=1, max_size=12).filter(str.strip),
+        st.sampled_from(("", " ", "\n")),
+    ).map(Call),
+    mistakes=(
+        Mistake(
+            "lower() instead of casefold()",
+            "casefold() is a stronger lower(): 'Straße' and 'STRASSE' are one user.",
+            lambda user_id: _scope(user_id.strip().lower()),
+        ),
+        Mistake(
+            "not stripped",
+            "Strip the spaces around the id first: '  Alice ' is the user 'alice'.",
+            lambda user_id: _scope(user_id.casefold()),
+        ),
+        Mistake(
+            "case not folded",
+            "Fold the case (casefold()): 'Alice' and 'alice' are one user.",
+            lambda user_id: _scope(user_id.strip()),
+        ),
+        Mistake(
+            "the whole digest",
+            "A user_scope is the FIRST 16 hex characters of the digest: hexdigest()[:16].",
+            lambda user_id: hashlib.sha256(user_id.strip().casefold().encode()).hexdigest(),
+        ),
+    ),
+    generated=200,
 )
-_ALPHABET = "abcdeXYZ.@-_ßΣσς会话İ "
 
 
-def _generated_ids(count: int, seed: int = 1) -> list[str]:
-    rng = random.Random(seed)
-    ids = []
-    while len(ids) < count:
-        text = "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(1, 12)))
-        if text.strip():
-            ids.append(rng.choice(["", " ", "\t"]) + text + rng.choice(["", " ", "\n"]))
-    return ids
-
-
-@checker(placeholder="a function my_user_scope(user_id) -> str")
-def check_scope_function(answer: object, *, generated: int = 200) -> CheckResult:
-    """Optional stretch of notebook 01: ``answer`` is a function computing a user_scope.
-
-    It is compared with ``user_scope_for`` on ``SCOPE_EXAMPLES`` and then on ``generated``
-    seeded random ids; the first id where they differ is the counterexample.
-    """
-    if not callable(answer):
-        return wrong(f"The answer must be a function, not {type(answer).__name__}.")
-    stages = [("named", SCOPE_EXAMPLES), ("generated", _generated_ids(generated))]
-    for stage, ids in stages:
-        for user_id in ids:
-            expected = user_scope_for(user_id)
-            try:
-                got = answer(user_id)
-            except Exception as exc:  # the student's code: any failure is an answer to show
-                got = f"raised {type(exc).__name__}: {exc}"
-            if got != expected:
-                return wrong(
-                    "Not yet: your function and user_scope_for disagree.",
-                    counterexample=Counterexample(stage, repr(user_id), repr(expected), repr(got)),
-                )
-    total = len(SCOPE_EXAMPLES) + generated
-    return right(f"Right: your function agrees with user_scope_for on all {total} ids.")
+def check_scope_function(answer: object) -> CheckResult:
+    """Optional stretch of notebook 01: ``answer`` is a function computing a user_scope,
+    checked against ``user_scope_for`` on named ids, then on 200 generated ones."""
+    return check_value(
+        answer,
+        lambda function: check_function(SCOPE_EXERCISE, function),
+        placeholder="a function my_user_scope(user_id) -> str",
+    )

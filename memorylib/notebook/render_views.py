@@ -42,7 +42,7 @@ from memorylib import (
 from memorylib.candidates import searchable_terms
 from memorylib.notebook.exercises import (
     CheckResult,
-    checker,
+    check_value,
     expect_labels,
     grade_labels,
     right,
@@ -659,22 +659,27 @@ def _same_count(given: object, expected: int | str) -> bool:
     return not isinstance(given, bool) and given == expected
 
 
-@checker(placeholder="a dict like {'A': 7, 'D': 'rejected', ...}")
 def check_render_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 06: ``answer`` maps "A".."E" to a hit count or "rejected".
 
     Right when all five are right; wrong with one hint per wrong label; not answered
     while the placeholder ``...`` (or a ``...`` value) is still there.
     """
-    given = expect_labels(answer, EXERCISE_CALLS, "a dict from 'A'..'E' to a number or 'rejected'")
-    truth = exercise_truth()
-    mistakes = grade_labels(truth, given, _HINTS, same=_same_count)
-    if mistakes is not None:
-        return mistakes
-    return right(
-        f"All {len(truth)} right: {truth}. Only conversation records can become hits, "
-        "the limit caps them, and a rejected query never reaches the renderer."
-    )
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_labels(
+            answer, EXERCISE_CALLS, "a dict from 'A'..'E' to a number or 'rejected'"
+        )
+        truth = exercise_truth()
+        mistakes = grade_labels(truth, given, _HINTS, same=_same_count)
+        if mistakes is not None:
+            return mistakes
+        return right(
+            f"All {len(truth)} right: {truth}. Only conversation records can become hits, "
+            "the limit caps them, and a rejected query never reaches the renderer."
+        )
+
+    return check_value(answer, judge, placeholder="a dict like {'A': 7, 'D': 'rejected', ...}")
 
 
 # -- 8. notebook 06b's exercise: which snapshot is injected? ---------------------------------
@@ -815,19 +820,26 @@ def _same_profile(given: object, expected: str | None) -> bool:
     return given == expected
 
 
-@checker(placeholder="a dict like {'A': 'profile-999', 'B': None, ...}")
 def check_profile_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 06b: ``answer`` maps "A".."E" to the injected memory_id or None.
 
     Right when all five are right; wrong with one hint per wrong label; not answered
     while the placeholder ``...`` (or a ``...`` value) is still there.
     """
-    given = expect_labels(answer, PROFILE_SCENARIOS, "a dict from 'A'..'E' to a memory_id or None")
-    truth = profile_exercise_truth()
-    mistakes = grade_labels(truth, given, _PROFILE_HINTS, same=_same_profile)
-    if mistakes is not None:
-        return mistakes
-    return right(
-        f"All {len(truth)} right: {truth}. The newest PROFILE by (captured_at, memory_id) "
-        "is injected, whatever its line in the file; nothing else ever is."
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_labels(
+            answer, PROFILE_SCENARIOS, "a dict from 'A'..'E' to a memory_id or None"
+        )
+        truth = profile_exercise_truth()
+        mistakes = grade_labels(truth, given, _PROFILE_HINTS, same=_same_profile)
+        if mistakes is not None:
+            return mistakes
+        return right(
+            f"All {len(truth)} right: {truth}. The newest PROFILE by (captured_at, memory_id) "
+            "is injected, whatever its line in the file; nothing else ever is."
+        )
+
+    return check_value(
+        answer, judge, placeholder="a dict like {'A': 'profile-999', 'B': None, ...}"
     )

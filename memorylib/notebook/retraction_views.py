@@ -33,7 +33,7 @@ from memorylib.notebook.common import NO_ERROR
 from memorylib.notebook.common import typed_attempt as attempt
 from memorylib.notebook.exercises import (
     CheckResult,
-    checker,
+    check_value,
     expect_labels,
     grade_labels,
     right,
@@ -317,19 +317,24 @@ def _same(given: object, expected: int | str | None) -> bool:
     return isinstance(given, str) and given.strip() == expected
 
 
-@checker(placeholder='a dict like {"lines": 0, "returned": "r-0", ...}')
 def check_retraction_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 07b: ``answer`` maps each key of ``EXERCISE_QUESTIONS`` to
     the predicted value. Right when all are right; wrong with one hint per wrong key; not
     answered while the placeholder ``...`` (or a ``...`` value) is there."""
-    given = expect_labels(
-        answer, EXERCISE_QUESTIONS, f"a dict with the keys {list(EXERCISE_QUESTIONS)}"
-    )
-    truth = exercise_truth()
-    mistakes = grade_labels(truth, given, _HINTS, same=_same)
-    if mistakes is not None:
-        return mistakes
-    return right(
-        f"All {len(truth)} right: {truth}. The file keeps every line; recall and profile "
-        "selection read the retractions."
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_labels(
+            answer, EXERCISE_QUESTIONS, f"a dict with the keys {list(EXERCISE_QUESTIONS)}"
+        )
+        truth = exercise_truth()
+        mistakes = grade_labels(truth, given, _HINTS, same=_same)
+        if mistakes is not None:
+            return mistakes
+        return right(
+            f"All {len(truth)} right: {truth}. The file keeps every line; recall and profile "
+            "selection read the retractions."
+        )
+
+    return check_value(
+        answer, judge, placeholder='a dict like {"lines": 0, "returned": "r-0", ...}'
     )

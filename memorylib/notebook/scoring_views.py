@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -38,8 +37,10 @@ from memorylib import (
     user_scope_for,
 )
 from memorylib.candidates import CandidateSet
+from memorylib.notebook.charts import contribution_bars as contribution_figure
+from memorylib.notebook.charts import recency_curves as recency_decay_figure
 from memorylib.notebook.common import candidate_pool, figure_png
-from memorylib.notebook.exercises import CheckResult, checker, expect_number, right, wrong
+from memorylib.notebook.exercises import CheckResult, check_value, expect_number, right, same, wrong
 from memorylib.ranking import rank_key
 from memorylib.timestamps import CHAPTER_CLOCK, age_in_days, format_timestamp, parse_timestamp
 
@@ -47,8 +48,6 @@ __all__ = [
     "BREAKDOWN_FIELDS",
     "EXERCISE_MEMORY_ID",
     "EXERCISE_QUERY_ID",
-    "LEXICAL_COLOR",
-    "RECENCY_COLOR",
     "ScoringState",
     "breakdown_fields_frame",
     "check_total_answer",
@@ -68,8 +67,6 @@ __all__ = [
     "scoring_view",
 ]
 
-LEXICAL_COLOR = "#3182bd"
-RECENCY_COLOR = "#fd8d3c"
 BREAKDOWN_FIELDS = (
     "lexical_coverage",
     "recency",
@@ -77,7 +74,6 @@ BREAKDOWN_FIELDS = (
     "recency_contribution",
     "total",
 )
-_TOLERANCE = 5e-7  # the breakdown is rounded to 6 places
 
 
 # -- frames over real candidates ---------------------------------------------------------
@@ -218,7 +214,7 @@ def compare_with_library(
                 "by_hand": mine,
                 "by_hand_rounded": round(mine, 6),
                 "library": library,
-                "match": abs(round(mine, 6) - library) < _TOLERANCE,
+                "match": same(library, mine),
             }
         )
     return pd.DataFrame(rows)
@@ -255,33 +251,6 @@ def policy_comparison_frame(
     return base.sort_values(first).reset_index(drop=True)
 
 
-def contribution_figure(frame: pd.DataFrame, *, title: str = "", top: int | None = None) -> Figure:
-    """Stacked horizontal bars: lexical + recency contribution per candidate (from score_frame).
-
-    Highest total at the top (only the ``top`` highest when given); each bar is labelled
-    with its total and matched count.
-    """
-    data = frame.sort_values(["total", "memory_id"], ascending=[False, True])
-    if top is not None:
-        data = data.head(top)
-    data = data.iloc[::-1]  # barh draws the first row at the bottom
-    fig, ax = plt.subplots(figsize=(7.5, 0.42 * max(len(data), 3) + 1.3))
-    labels = list(data["memory_id"])
-    lexical = list(data["lexical_contribution"])
-    recency = list(data["recency_contribution"])
-    ax.barh(labels, lexical, color=LEXICAL_COLOR, label="lexical contribution")
-    ax.barh(labels, recency, left=lexical, color=RECENCY_COLOR, label="recency contribution")
-    for y, (total, matched) in enumerate(zip(data["total"], data["matched"], strict=True)):
-        ax.text(total + 0.01, y, f"{total:.3f}  ({matched})", va="center", fontsize=8)
-    ax.set_xlim(0, 1.18)
-    ax.set_xlabel("score (total = lexical + recency)")
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
 def records_stored_by(
     records: Iterable[StoredMemory], as_of: datetime | str
 ) -> tuple[StoredMemory, ...]:
@@ -306,74 +275,6 @@ def recency_table(
         {f"window {w:g} d": [round(recency_score(a, w), 6) for a in ages] for w in windows},
         index=pd.Index([float(a) for a in ages], name="age_days"),
     )
-
-
-def recency_decay_figure(
-    windows: Sequence[float] = (7, 30, 90),
-    *,
-    max_age_days: float = 180,
-    highlight_window: float | None = 30,
-    mark_age: float | None = None,
-    title: str = "recency = 1 / (1 + age / window)",
-) -> Figure:
-    """The decay curve for each window, with its half-life point (age = window, recency 0.5).
-
-    ``highlight_window`` is drawn thicker; ``mark_age`` adds a dot on that curve.
-    """
-    fig, ax = plt.subplots(figsize=(7.0, 3.6))
-    steps = 361
-    ages = [max_age_days * i / (steps - 1) for i in range(steps)]
-    others = iter(["#1f77b4", "#2ca02c", "#9467bd", "#8c564b"] * len(windows))
-    for window in windows:
-        bold = highlight_window is not None and math.isclose(window, highlight_window)
-        color = "#d62728" if bold else next(others)
-        ax.plot(
-            ages,
-            [recency_score(a, window) for a in ages],
-            color=color,
-            linewidth=2.4 if bold else 1.4,
-            label=f"window {window:g} d" + (" (chapter)" if math.isclose(window, 30) else ""),
-        )
-        if window <= max_age_days:
-            # the half-life: recency is exactly 0.5 when the age equals the window
-            ax.plot([window, window], [0, 0.5], color=color, linewidth=0.8, linestyle=":")
-            ax.plot([window], [0.5], "o", color=color, markersize=5)
-            ax.annotate(
-                f"{window:g} d",
-                (window, 0),
-                textcoords="offset points",
-                xytext=(3, 4),
-                fontsize=8,
-                color=color,
-            )
-    ax.axhline(0.5, color="grey", linewidth=0.6, linestyle=":")
-    ax.text(
-        max_age_days,
-        0.51,
-        "half-life: recency 0.5 at age = window",
-        ha="right",
-        va="bottom",
-        fontsize=8,
-        color="grey",
-    )
-    if mark_age is not None and highlight_window is not None:
-        value = recency_score(mark_age, highlight_window)
-        ax.plot([mark_age], [value], "s", color="black", markersize=6, zorder=5)
-        ax.annotate(
-            f"age {mark_age:g} d -> {value:.3f}",
-            (mark_age, value),
-            textcoords="offset points",
-            xytext=(6, 8),
-            fontsize=8,
-        )
-    ax.set_xlim(0, max_age_days)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("age_days = as_of - captured_at")
-    ax.set_ylabel("recency")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
 
 
 # -- when a fresh partial match overtakes a stale full match ------------------------------
@@ -612,37 +513,59 @@ def exercise_breakdown() -> RecallScoreBreakdown:
 # -- the exercise checker -----------------------------------------------------------------
 
 
-@checker(placeholder="your total (a float)")
 def check_total_answer(answer: object, breakdown: RecallScoreBreakdown) -> CheckResult:
-    """Self-check: is ``answer`` the total of ``breakdown`` (to 6 places)?
+    """Self-check: is ``answer`` the total of ``breakdown`` (within the engine's tolerance)?
 
-    Right, wrong with a hint (which part of the formula the number matches), or not
-    answered yet for the ``...`` placeholder.
+    Right, wrong with a hint (the part of the formula, or the likely mistake, the number
+    matches), or not answered yet for the ``...`` placeholder.
     """
-    value = expect_number(answer)
-    b = breakdown
-    if abs(round(value, 6) - b.total) < _TOLERANCE:
-        return right(
-            f"Right: {b.lexical_weight:g} × {b.lexical_coverage:.6f} + "
-            f"{b.recency_weight:g} × {b.recency:.6f} = {b.total:.6f}."
+
+    def judge(answer: object) -> CheckResult:
+        value = expect_number(answer)
+        b = breakdown
+        # the age behind the recency (1 / (1 + age / window)), to recognise whole days
+        age = b.recency_window_days * (1 / b.recency - 1)
+        whole_days = 1 / (1 + math.floor(age + 1e-9) / b.recency_window_days)
+        mistakes = [
+            (
+                b.lexical_contribution,
+                "that is only the lexical contribution: add the recency part.",
+            ),
+            (b.lexical_coverage, "that is the coverage: weight it and add the recency part."),
+            (
+                b.recency_contribution,
+                "that is only the recency contribution: add the lexical part.",
+            ),
+            (
+                b.recency_weight * b.lexical_coverage + b.lexical_weight * b.recency,
+                "the weights are swapped: lexical takes 0.85, recency 0.15.",
+            ),
+            (
+                b.lexical_contribution + b.recency_weight,
+                "recency is not 1: it decays with age as 1 / (1 + age_days / 30).",
+            ),
+            (
+                b.lexical_weight + b.recency_contribution,
+                "coverage is not 1: count every query term, 'what', 'is', 'the' and 'of' too, "
+                "and divide the matched ones by all of them.",
+            ),
+            (
+                b.lexical_contribution + b.recency_weight * whole_days,
+                "age_days has a fraction: (as_of - captured_at).total_seconds() / 86400, not "
+                "whole days (.days drops the hours).",
+            ),
+        ]
+        if same(b.total, value):
+            return right(
+                f"Right: {b.lexical_weight:g} × {b.lexical_coverage:.6f} + "
+                f"{b.recency_weight:g} × {b.recency:.6f} = {b.total:.6f}."
+            )
+        for mistaken, hint in mistakes:
+            if same(round(mistaken, 6), value):
+                return wrong(f"Not quite: {hint}")
+        return wrong(
+            "Not quite. coverage = matched / query terms; recency = 1 / (1 + age_days / 30); "
+            "total = 0.85 × coverage + 0.15 × recency."
         )
-    hints = [
-        (b.lexical_contribution, "that is only the lexical contribution: add the recency part."),
-        (b.lexical_coverage, "that is the coverage: weight it and add the recency part."),
-        (b.recency_contribution, "that is only the recency contribution: add the lexical part."),
-        (
-            b.recency_weight * b.lexical_coverage + b.lexical_weight * b.recency,
-            "the weights are swapped: lexical takes 0.85, recency 0.15.",
-        ),
-        (
-            b.lexical_contribution + b.recency_weight,
-            "recency is not 1: it decays with age as 1 / (1 + age_days / 30).",
-        ),
-    ]
-    for mistaken, hint in hints:
-        if abs(value - mistaken) < 1e-4:
-            return wrong(f"Not quite: {hint}")
-    return wrong(
-        "Not quite. coverage = matched / query terms; recency = 1 / (1 + age_days / 30); "
-        "total = 0.85 × coverage + 0.15 × recency."
-    )
+
+    return check_value(answer, judge, placeholder="your total (a float)")

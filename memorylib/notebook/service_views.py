@@ -41,6 +41,14 @@ from memorylib.backends.migrate import migrate
 from memorylib.engine import RecallEngine
 from memorylib.errors import RemoteMemoryError
 from memorylib.interface import MemoryStore, user_scope_for
+from memorylib.notebook.common import error_name
+from memorylib.notebook.exercises import (
+    CheckResult,
+    check_value,
+    expect_labels,
+    grade_labels,
+    right,
+)
 from memorylib.records import MemoryKind, MemorySource, RecallResult
 from memorylib.seed import seed_teaching_store
 from memorylib.store import RemoteMemoryStore
@@ -528,26 +536,29 @@ _HINTS = {
 }
 
 
-def check_service_predictions(answer: object) -> str:
+def _same_outcome(given: object, expected: object) -> bool:
+    if isinstance(expected, bool):  # E: True/False
+        return given is expected
+    return error_name(given) == expected
+
+
+def _outcome(given: object) -> str:
+    name = error_name(given)
+    return "no error" if name is None else str(name)
+
+
+def check_service_predictions(answer: object) -> CheckResult:
     """Self-check: ``answer`` maps "A".."D" to an error class (or its name) or None, and
-    "E" to True/False. Returns ✅ / ❌ (with hints) / ⏳ (placeholder still there)."""
-    if answer is Ellipsis:
-        return "⏳ Not answered yet: replace ... with a dict like {'A': SomeErrorClass, ...}."
-    if not isinstance(answer, Mapping):
-        return f"❌ The answer must be a dict from 'A'..'E', not {type(answer).__name__}."
-    truth = service_exercise_truth()
-    missing = [label for label in truth if label not in answer or answer[label] is Ellipsis]
-    if missing:
-        return f"⏳ Not answered yet for {', '.join(missing)}."
-    wrong = []
-    for label, expected in truth.items():
-        given = answer[label]
-        if label != "E":
-            given = given.__name__ if isinstance(given, type) else given
-        if given != expected:
-            shown = "no error" if given is None else given
-            wrong.append(f"{label}: you said {shown}. Hint: {_HINTS[label]}")
-    if wrong:
-        return f"❌ {len(wrong)} of {len(truth)} wrong:\n  " + "\n  ".join(wrong)
-    named = {k: ("no error" if v is None else v) for k, v in truth.items()}
-    return f"✅ All {len(truth)} right: {named}."
+    "E" to True/False. Right when all five are right; wrong with one hint per wrong label;
+    not answered while the placeholder ``...`` (or a ``...`` value) is there."""
+
+    def judge(answer: object) -> CheckResult:
+        truth = service_exercise_truth()
+        given = expect_labels(answer, truth, "a dict from 'A'..'E'")
+        mistakes = grade_labels(truth, given, _HINTS, same=_same_outcome, shown=_outcome)
+        if mistakes is not None:
+            return mistakes
+        named = {k: ("no error" if v is None else v) for k, v in truth.items()}
+        return right(f"All {len(truth)} right: {named}.")
+
+    return check_value(answer, judge, placeholder="a dict like {'A': SomeErrorClass, ...}")

@@ -1,8 +1,8 @@
-"""Build-it exercises: write a stage yourself; a checker compares it with the library's.
+"""Build-it exercises: write a stage yourself; the exercise engine compares it with the library's.
 
 Each stage notebook (02-06) ends with a build-it exercise: a template cell holding the
 stage function's signature and contract (its first line is ``# build-it: <stage>``), a
-check cell, then the library's real source, closed. The checkers:
+check cell, then the library's real source, closed. The checks:
 
 * ``check_normalize(my_normalize_text, my_extract_terms)`` (02)
 * ``check_candidates(my_build_recall_candidates)`` (03)
@@ -10,24 +10,22 @@ check cell, then the library's real source, closed. The checkers:
 * ``check_ranking(my_stable_rank_recall_candidates)`` (05)
 * ``check_render(my_render_recall_context)`` (06)
 
-each run the chapter's worked examples, then seeded generated inputs, and return a
-``memorylib.notebook.exercises.CheckResult``: not answered yet (the template still raises
-``NotImplementedError``), right, or wrong with the smallest counterexample, what the
-contract expects, and a hint aimed at the likely mistake. ``reference_source(stage)`` is
-the library's source for a stage, closed. The capstone (notebook 06) runs your functions
-as one pipeline (``Pipeline``, ``compare_on_corpus``).
+each run ``memorylib.notebook.exercises.check_function`` on the stage's exercise: the
+worked examples, then generated inputs, and a ``CheckResult`` that is not answered yet
+(the template still raises ``NotImplementedError``), right, or wrong with the smallest
+counterexample and a hint from the stage's catalogue of typical mistakes.
+``reference_source(stage)`` is the library's source for a stage, closed. The capstone
+(notebook 06) runs your functions as one pipeline (``Pipeline``, ``compare_on_corpus``).
 
-The package: ``engine`` (the checker: examples, generation, shrinking, diagnosis),
-``generate`` and ``fixtures`` (inputs), one module per stage (``normalize``,
-``candidates``, ``scoring``, ``ranking``, ``render``: worked examples, generators and
-typical mistakes), ``reference`` (the closed source) and ``pipeline`` (the capstone).
-A shared notebook helper: it imports no view module.
+One module per stage (``normalize``, ``candidates``, ``scoring``, ``ranking``,
+``render``: worked examples, a strategy of generated inputs, typical mistakes), the
+records they share (``fixtures``), the closed source (``reference``) and the capstone
+(``pipeline``). A shared notebook helper: it imports no view module.
 """
 
 from __future__ import annotations
 
 from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
-from memorylib.notebook.buildit.engine import Exercise, run_check
 from memorylib.notebook.buildit.normalize import EXTRACT_TERMS, NORMALIZE_TEXT
 from memorylib.notebook.buildit.pipeline import (
     SLOTS,
@@ -42,7 +40,12 @@ from memorylib.notebook.buildit.ranking import STABLE_RANK_RECALL_CANDIDATES
 from memorylib.notebook.buildit.reference import ReferenceSource, reference_source
 from memorylib.notebook.buildit.render import RENDER_RECALL_CONTEXT
 from memorylib.notebook.buildit.scoring import SCORE_RECALL_CANDIDATE
-from memorylib.notebook.exercises import CheckResult, Verdict, right
+from memorylib.notebook.exercises import (
+    CheckResult,
+    FunctionExercise,
+    Verdict,
+    check_function,
+)
 
 __all__ = [
     "EXERCISES",
@@ -50,7 +53,6 @@ __all__ = [
     "CheckResult",
     "Comparison",
     "CorpusComparison",
-    "Exercise",
     "Pipeline",
     "PipelineRun",
     "ReferenceSource",
@@ -62,10 +64,9 @@ __all__ = [
     "compare_on_corpus",
     "load_buildit_cells",
     "reference_source",
-    "run_check",
 ]
 
-EXERCISES: dict[str, Exercise] = {
+EXERCISES: dict[str, FunctionExercise] = {
     exercise.function: exercise
     for exercise in (
         NORMALIZE_TEXT,
@@ -80,30 +81,33 @@ EXERCISES: dict[str, Exercise] = {
 
 def check_normalize(normalize_text: object, extract_terms: object) -> CheckResult:
     """Stage 1: both functions. The first that is wrong is reported; then one not written."""
-    results = (run_check(NORMALIZE_TEXT, normalize_text), run_check(EXTRACT_TERMS, extract_terms))
+    results = (
+        check_function(NORMALIZE_TEXT, normalize_text),
+        check_function(EXTRACT_TERMS, extract_terms),
+    )
     for verdict in (Verdict.WRONG, Verdict.NOT_ANSWERED):
         for result in results:
             if result.verdict is verdict:
                 return result
-    first, second = (result.message.removeprefix("Right: ") for result in results)
-    return right(f"Right: {first.rstrip('.')}; {second}")
+    first, second = results
+    return CheckResult(Verdict.RIGHT, first.message, (second.message,))
 
 
 def check_candidates(build_recall_candidates: object) -> CheckResult:
     """Stage 2: ``build_recall_candidates(query, records) -> CandidateSet``."""
-    return run_check(BUILD_RECALL_CANDIDATES, build_recall_candidates)
+    return check_function(BUILD_RECALL_CANDIDATES, build_recall_candidates)
 
 
 def check_scoring(score_recall_candidate: object) -> CheckResult:
     """Stage 3: ``score_recall_candidate(query, candidate, *, as_of)``, the chapter's formula."""
-    return run_check(SCORE_RECALL_CANDIDATE, score_recall_candidate)
+    return check_function(SCORE_RECALL_CANDIDATE, score_recall_candidate)
 
 
 def check_ranking(stable_rank_recall_candidates: object) -> CheckResult:
     """Stage 4: ``stable_rank_recall_candidates(query, candidates, *, as_of, score=...)``."""
-    return run_check(STABLE_RANK_RECALL_CANDIDATES, stable_rank_recall_candidates)
+    return check_function(STABLE_RANK_RECALL_CANDIDATES, stable_rank_recall_candidates)
 
 
 def check_render(render_recall_context: object) -> CheckResult:
     """Stage 5: ``render_recall_context(result) -> str``."""
-    return run_check(RENDER_RECALL_CONTEXT, render_recall_context)
+    return check_function(RENDER_RECALL_CONTEXT, render_recall_context)

@@ -14,114 +14,81 @@ query's words in other cases, in fullwidth, with punctuation, as parts of longer
 from __future__ import annotations
 
 import dataclasses
-import random
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from hypothesis import strategies as st
 
 from memorylib.candidates import CandidateSet, build_recall_candidates
 from memorylib.errors import RemoteMemoryScopeError
 from memorylib.interface import user_scope_for
-from memorylib.notebook.buildit.engine import Example, Exercise, Malformed, Mistake
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
     RecordSpec,
     build_records,
     chapter_records,
     make_query,
+    memory_ids,
     show_records,
-    spec_shrinks,
+    words,
 )
-from memorylib.notebook.buildit.generate import pick_weighted, replaced, shrink_sequence
+from memorylib.notebook.exercises import Call, FunctionExercise, Malformed, Mistake, Named
 from memorylib.query import extract_terms, normalize_text
 from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
 from memorylib.timestamps import parse_timestamp
 
-__all__ = ["BUILD_RECALL_CANDIDATES", "CandidatesCase"]
+__all__ = ["BUILD_RECALL_CANDIDATES"]
 
-
-@dataclass(frozen=True)
-class CandidatesCase:
-    """A query over records. ``words``/``specs`` describe generated cases (for shrinking)."""
-
-    query: RecallQuery
-    records: tuple[StoredMemory, ...]
-    words: tuple[str, ...] = ()
-    specs: tuple[RecordSpec, ...] = ()
-
-
-# Query words, and the record words that test them: other case, fullwidth, punctuation,
-# longer words that contain them, Chinese.
+# Query words, and the record words that test them (plain ones first: hypothesis shrinks
+# towards them): other case, fullwidth, punctuation, longer words that contain them, Chinese.
 QUERY_WORDS = ("memory", "cache", "recall", "layered", "记忆")
-RECORD_WORDS: tuple[tuple[str, float], ...] = (
-    ("memory", 4),
-    ("cache", 3),
-    ("recall", 2),
-    ("layered", 2),
-    ("Memory", 2),
-    ("CACHE", 1),
-    ("ｍｅｍｏｒｙ", 1),
-    ("memory,", 1),
-    ("(cache)", 1),
-    ("memorylib", 2),
-    ("caches", 2),
-    ("recalled", 1),
-    ("分层记忆", 2),
-    ("记", 1),
-    ("note", 3),
-    ("design", 2),
+RECORD_WORDS = (
+    "memory",
+    "note",
+    "cache",
+    "design",
+    "recall",
+    "layered",
+    "Memory",
+    "CACHE",
+    "ｍｅｍｏｒｙ",
+    "memory,",
+    "(cache)",
+    "memorylib",
+    "caches",
+    "recalled",
+    "分层记忆",
+    "记",
 )
-PLAIN = {
-    "Memory": "memory",
-    "CACHE": "cache",
-    "ｍｅｍｏｒｙ": "memory",
-    "memory,": "memory",
-    "(cache)": "cache",
-    "memorylib": "note",
-    "caches": "note",
-    "recalled": "note",
-    "分层记忆": "记忆",
-}
 
 
-def _case(words: tuple[str, ...], specs: tuple[RecordSpec, ...]) -> CandidatesCase:
-    return CandidatesCase(make_query(" ".join(words)), build_records(specs), words, specs)
+# built once: a strategy made inside a draw is validated again on every draw
+_KINDS = st.sampled_from(("conversation", "profile", "retraction"))
+_TEXT = words(RECORD_WORDS)
+_AGES = st.sampled_from((1.0, 2.0, 40.0))
+_QUERIES = st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=3, unique=True)
+_IDS = memory_ids(9)
+_SIZES = st.integers(0, 5)
 
 
-def _generate(rng: random.Random) -> CandidatesCase:
-    words = tuple(rng.sample(QUERY_WORDS, rng.choice((1, 1, 2, 2, 3))))
-    ids = rng.sample([f"m{n}" for n in range(1, 10)], 9)
+@st.composite
+def _calls(draw: st.DrawFn) -> Call:
+    """A query of 1-3 words over 0-5 records: conversations, profiles and retractions."""
     specs: list[RecordSpec] = []
-    for memory_id in ids[: rng.choice(range(6))]:
+    for memory_id in draw(_IDS)[: draw(_SIZES)]:
+        kind = draw(_KINDS)
         conversations = [s.memory_id for s in specs if s.kind == "conversation"]
-        kind = pick_weighted(rng, (("conversation", 7), ("profile", 1.5), ("retraction", 1.5)))
         if kind == "retraction" and conversations:
-            specs.append(RecordSpec(memory_id, "retraction", retracts=rng.choice(conversations)))
+            specs.append(RecordSpec(memory_id, kind, retracts=draw(st.sampled_from(conversations))))
             continue
-        kind = "conversation" if kind == "retraction" else kind
-
-        def text() -> tuple[str, ...]:
-            return tuple(pick_weighted(rng, RECORD_WORDS) for _ in range(rng.choice((1, 1, 2, 3))))
-
+        kind = "profile" if kind == "profile" else "conversation"
         specs.append(
-            RecordSpec(memory_id, kind, text(), text(), captured_days_before=rng.choice((1, 2, 40)))
+            RecordSpec(memory_id, kind, draw(_TEXT), draw(_TEXT), captured_days_before=draw(_AGES))
         )
-    return _case(words, tuple(specs))
-
-
-def _shrink(case: CandidatesCase) -> Iterator[CandidatesCase]:
-    if not case.specs and not case.words:
-        return  # a worked example: nothing to shrink
-    for specs in shrink_sequence(case.specs):
-        yield _case(case.words, specs)
-    if len(case.words) > 1:
-        for words in shrink_sequence(case.words):
-            yield _case(words, case.specs)
-    for position, spec in enumerate(case.specs):
-        simpler = [replace(spec, kind="conversation")] if spec.kind == "profile" else []
-        for smaller in simpler + spec_shrinks(spec, PLAIN):
-            yield _case(case.words, replaced(case.specs, position, smaller))
+    query = " ".join(draw(_QUERIES))
+    return Call(make_query(query), build_records(tuple(specs)))
 
 
 # -- comparing -----------------------------------------------------------------------------------
@@ -145,35 +112,35 @@ class _Found:
     candidates: tuple[_Candidate, ...]
 
 
-def _project(result: Any, case: CandidatesCase) -> Any:
+def _read(result: Any, call: Call) -> _Found:
     if not isinstance(result, CandidateSet):
-        return Malformed(
+        raise Malformed(
             "build_recall_candidates must return a CandidateSet(query_id, candidates, "
             f"searched_records, retracted_records), not {type(result).__name__}"
         )
     if not isinstance(result.candidates, tuple):
-        return Malformed("CandidateSet.candidates must be a tuple of RecallCandidate")
+        raise Malformed("CandidateSet.candidates must be a tuple of RecallCandidate")
     found = []
     for candidate in result.candidates:
         if not isinstance(candidate, RecallCandidate):
-            return Malformed(
+            raise Malformed(
                 f"every candidate must be a RecallCandidate, not {type(candidate).__name__}"
             )
         if not isinstance(candidate.captured_at, datetime):
-            return Malformed(
+            raise Malformed(
                 "RecallCandidate.captured_at must be a datetime, not "
                 f"{type(candidate.captured_at).__name__}: parse the record's "
                 "source.captured_at with parse_timestamp(..., 'captured_at')"
             )
         for field in ("searchable_terms", "matched_terms"):
             if not isinstance(getattr(candidate, field), tuple):
-                return Malformed(f"RecallCandidate.{field} must be a tuple of str")
+                raise Malformed(f"RecallCandidate.{field} must be a tuple of str")
         record = candidate.record
         found.append(
             _Candidate(
                 memory_id=getattr(record, "memory_id", repr(record)),
                 query_id=candidate.query_id,
-                holds_the_record=any(record is stored for stored in case.records),
+                holds_the_record=any(record is stored for stored in call.args[1]),
                 searchable_terms=candidate.searchable_terms,
                 matched_terms=candidate.matched_terms,
                 captured_at=candidate.captured_at,
@@ -196,48 +163,11 @@ def _show(found: _Found) -> str:
     )
 
 
-def _differences(expected: _Found, got: _Found, case: CandidatesCase) -> list[str]:
-    lines = []
-    for field in ("query_id", "searched_records", "retracted_records"):
-        if getattr(expected, field) != getattr(got, field):
-            lines.append(
-                f"{field}: the contract says {getattr(expected, field)!r}, "
-                f"yours {getattr(got, field)!r}"
-            )
-    want = [c.memory_id for c in expected.candidates]
-    have = [c.memory_id for c in got.candidates]
-    if want != have:
-        if sorted(want) == sorted(have):
-            lines.append(
-                f"the same candidates in another order: the contract keeps the "
-                f"records' order {want}"
-            )
-        else:
-            if missing := [m for m in want if m not in have]:
-                lines.append(f"missing candidates: {', '.join(missing)}")
-            if extra := [m for m in have if m not in want]:
-                lines.append(f"not candidates: {', '.join(extra)}")
-    by_id = {c.memory_id: c for c in got.candidates}
-    for mine in expected.candidates:
-        theirs = by_id.get(mine.memory_id)
-        if theirs is None:
-            continue
-        for field in ("query_id", "searchable_terms", "matched_terms", "captured_at"):
-            if getattr(mine, field) != getattr(theirs, field):
-                lines.append(
-                    f"{mine.memory_id}.{field}: the contract has {getattr(mine, field)!r}, "
-                    f"yours {getattr(theirs, field)!r}"
-                )
-        if not theirs.holds_the_record:
-            lines.append(f"{mine.memory_id}: the candidate holds a copy, not the stored record")
-    return lines
-
-
-def _show_call(name: str, case: CandidatesCase) -> str:
-    query = case.query
+def _show_call(name: str, call: Call) -> str:
+    query, records = call.args
     return (
         f"{name}(query, records) with query {query.text!r} (terms {', '.join(query.terms)}) "
-        f"and {len(case.records)} record(s):\n{show_records(case.records)}"
+        f"and {len(records)} record(s):\n{show_records(records)}"
     )
 
 
@@ -402,7 +332,7 @@ MISTAKES = (
 _OTHER = user_scope_for("someone-else")
 
 
-def _examples() -> tuple[Example, ...]:
+def _examples() -> tuple[Named, ...]:
     chapter = chapter_records()
     layered = make_query(CHAPTER_QUERY)
     stranger = build_records((RecordSpec("other-001", summary=("layered", "memory")),), _OTHER)
@@ -413,42 +343,41 @@ def _examples() -> tuple[Example, ...]:
         RecordSpec("m1", summary=("memorylib", "release")),
         RecordSpec("m2", summary=("Decision",), content=("MEMORY,", "layered")),
     )
+    unordered = (RecordSpec("m9", summary=("cache",)), RecordSpec("m1", content=("cache",)))
     return (
-        Example(
+        Named(
             "the chapter's query '  LAYERED   Memory  ' searches 6 records and finds "
             "conversation-003",
-            CandidatesCase(layered, chapter),
+            Call(layered, chapter),
         ),
-        Example(
+        Named(
             "the profile is never searched: 'backend engineer' (its words) finds nothing",
-            CandidatesCase(make_query("backend engineer"), chapter),
+            Call(make_query("backend engineer"), chapter),
         ),
-        Example(
+        Named(
             "a record of another user is rejected with RemoteMemoryScopeError",
-            CandidatesCase(layered, chapter + stranger),
+            Call(layered, chapter + stranger),
         ),
-        Example(
-            "a retracted conversation is not searched",
-            CandidatesCase(layered, chapter + retract),
-        ),
-        Example(
+        Named("a retracted conversation is not searched", Call(layered, chapter + retract)),
+        Named(
             "terms, not substrings: 'memorylib' is not 'memory', 'MEMORY,' is",
-            CandidatesCase(make_query("memory"), build_records(specs)),
+            Call(make_query("memory"), build_records(specs)),
+        ),
+        Named(
+            "candidates keep the records' order (m9 was stored before m1)",
+            Call(make_query("cache"), build_records(unordered)),
         ),
     )
 
 
-BUILD_RECALL_CANDIDATES = Exercise(
+BUILD_RECALL_CANDIDATES = FunctionExercise(
     function="build_recall_candidates",
     reference=build_recall_candidates,
-    call=lambda function, case: function(case.query, case.records),
     examples=_examples(),
-    generate=_generate,
-    shrink=_shrink,
-    show_call=_show_call,
-    project=_project,
+    cases=_calls(),
+    read=_read,
     show=_show,
-    differences=_differences,
+    show_call=_show_call,
     mistakes=MISTAKES,
     error_hints=(
         (
@@ -458,5 +387,4 @@ BUILD_RECALL_CANDIDATES = Exercise(
             "retracted_records).",
         ),
     ),
-    generated=150,
 )

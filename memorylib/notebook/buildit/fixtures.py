@@ -1,5 +1,5 @@
 """Records for the stage exercises: the chapter's teaching records, and small generated
-stores described by ``RecordSpec``s (so a shrinker can edit a spec and rebuild).
+stores described by ``RecordSpec``s (the strategies draw specs; hypothesis shrinks them).
 
 Records are made by ``memorylib.interface.new_memory`` / ``new_retraction``, the
 functions ``store.append`` and ``store.retract`` use, so every generated record is one a
@@ -10,18 +10,19 @@ touches a file.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
+from hypothesis import strategies as st
+
 from memorylib.interface import new_memory, new_retraction, user_scope_for
-from memorylib.notebook.buildit.generate import replaced
 from memorylib.query import normalize_recall_query
 from memorylib.records import MemoryKind, MemorySource, RecallQuery, StoredMemory
 from memorylib.seed import TEACHING_AS_OF, TEACHING_RECORDS
 from memorylib.timestamps import format_timestamp, parse_timestamp
 
 __all__ = [
-    "AS_OF",
     "CHAPTER_QUERY",
     "CHAPTER_SCOPE",
     "RecordSpec",
@@ -29,18 +30,18 @@ __all__ = [
     "build_records",
     "chapter_records",
     "make_query",
+    "memory_ids",
     "show_records",
-    "spec_shrinks",
+    "words",
 ]
 
-AS_OF = TEACHING_AS_OF  # the chapter's clock: conversation-003 is one day old
 CHAPTER_QUERY = "  LAYERED   Memory  "
 CHAPTER_SCOPE = user_scope_for("local-user")
-_CLOCK = parse_timestamp(AS_OF, "as_of")
+_CLOCK = parse_timestamp(TEACHING_AS_OF, "as_of")  # conversation-003 is one day old
 
 
 def at(days_before: float) -> str:
-    """The canonical timestamp ``days_before`` days before the chapter's clock."""
+    """The canonical timestamp ``days_before`` days before the teaching clock."""
     return format_timestamp(_CLOCK - timedelta(days=days_before))
 
 
@@ -55,7 +56,7 @@ def make_query(
 ) -> RecallQuery:
     """Stage 1 of the library (the exercises of later stages start from a right query)."""
     return normalize_recall_query(
-        text, user_scope=scope, limit=limit, query_id=query_id, issued_at=AS_OF
+        text, user_scope=scope, limit=limit, query_id=query_id, issued_at=TEACHING_AS_OF
     )
 
 
@@ -105,27 +106,14 @@ def build_records(
     return tuple(_record(spec, scope) for spec in specs)
 
 
-def spec_shrinks(spec: RecordSpec, plain: dict[str, str] | None = None) -> list[RecordSpec]:
-    """Smaller or plainer versions of one spec: a word dropped, a word made plain
-    (``plain`` maps a tricky word to its plain form), a whole-day age, no storage lag."""
-    found: list[RecordSpec] = []
-    if spec.kind == "retraction":
-        return found
-    for field in ("summary", "content"):
-        words: tuple[str, ...] = getattr(spec, field)
-        if len(words) > 1:
-            for position in reversed(range(len(words))):
-                found.append(replace(spec, **{field: words[:position] + words[position + 1 :]}))
-        for position, word in enumerate(words):
-            if plain and word in plain:
-                found.append(replace(spec, **{field: replaced(words, position, plain[word])}))
-    if spec.stored_lag_days:
-        found.append(replace(spec, stored_lag_days=0.0))
-    if spec.captured_days_before != round(spec.captured_days_before):
-        found.append(replace(spec, captured_days_before=float(round(spec.captured_days_before))))
-    if spec.source_id is not None:
-        found.append(replace(spec, source_id=None))
-    return found
+def words(choices: Sequence[str], *, most: int = 3) -> st.SearchStrategy[tuple[str, ...]]:
+    """1..``most`` words drawn from ``choices`` (hypothesis shrinks towards the first)."""
+    return st.lists(st.sampled_from(choices), min_size=1, max_size=most).map(tuple)
+
+
+def memory_ids(count: int) -> st.SearchStrategy[list[str]]:
+    """``count`` ids in a drawn order (storage order is not id order)."""
+    return st.permutations([f"m{n}" for n in range(1, count + 1)])
 
 
 def show_records(records: tuple[StoredMemory, ...]) -> str:

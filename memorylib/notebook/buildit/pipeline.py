@@ -38,11 +38,11 @@ from memorylib.datasets import course_records, load_labelled_queries
 from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
-from memorylib.notebook.buildit.engine import Exercise, call_line, line_in
 from memorylib.notebook.buildit.normalize import EXTRACT_TERMS, NORMALIZE_TEXT
 from memorylib.notebook.buildit.ranking import STABLE_RANK_RECALL_CANDIDATES
 from memorylib.notebook.buildit.render import RENDER_RECALL_CONTEXT, parsed_tree
 from memorylib.notebook.buildit.scoring import SCORE_RECALL_CANDIDATE, chapter_breakdown_fields
+from memorylib.notebook.exercises import FunctionExercise, call_line, line_in, same
 from memorylib.pipeline import empty_reason
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import stable_rank_recall_candidates
@@ -69,7 +69,7 @@ class Slot:
     name: str
     yours: str
     notebook: str
-    exercise: Exercise
+    exercise: FunctionExercise
 
     @property
     def reference(self) -> Callable[..., Any]:
@@ -127,9 +127,8 @@ def _choose(slot: Slot, function: object, missing: str) -> Choice:
         return Choice(slot, slot.reference, False, missing)
     if not callable(function):
         return Choice(slot, slot.reference, False, f"{slot.yours} is not a function")
-    example = slot.exercise.examples[0].case
     try:
-        slot.exercise.call(function, example)
+        slot.exercise.examples[0].call(function)
     except NotImplementedError:
         return Choice(slot, slot.reference, False, "not written yet (raises NotImplementedError)")
     except Exception as exc:  # yours, and wrong: the run shows where
@@ -427,12 +426,6 @@ def _candidate_key(found: CandidateSet) -> tuple[Any, ...]:
     )
 
 
-def _close(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, int | float):
-        return abs(a - b) <= 1.01e-6
-    return a == b
-
-
 def _hits_detail(hits: Sequence[Any]) -> str:
     return ", ".join(f"#{h.rank} {h.memory_id} {h.score_breakdown.total}" for h in hits) or "none"
 
@@ -462,7 +455,7 @@ def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, s
     for hit in yours.result.hits:
         mine = scored.get(hit.memory_id)
         theirs = chapter_breakdown_fields(hit.score_breakdown)
-        if mine is not None and not all(_close(mine[k], theirs[k]) for k in mine):
+        if mine is not None and not same(mine, theirs):
             return ("score", f"{hit.memory_id}: total {mine['total']} vs yours {theirs['total']}")
     if reference.result.hits != yours.result.hits:
         return (

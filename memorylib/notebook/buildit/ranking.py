@@ -10,101 +10,77 @@ and two captures half a second apart whose ISO texts sort the wrong way round
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from hypothesis import strategies as st
+
 from memorylib.candidates import build_recall_candidates
-from memorylib.notebook.buildit.engine import Example, Exercise, Malformed, Mistake
 from memorylib.notebook.buildit.fixtures import (
-    AS_OF,
     CHAPTER_QUERY,
     RecordSpec,
     build_records,
     chapter_records,
     make_query,
+    memory_ids,
 )
-from memorylib.notebook.buildit.generate import shrink_sequence
+from memorylib.notebook.exercises import Call, FunctionExercise, Malformed, Mistake, Named
 from memorylib.ranking import stable_rank_recall_candidates
 from memorylib.records import RecallCandidate, RecallHit, RecallQuery, RecallScope
 from memorylib.scoring import score_recall_candidate
+from memorylib.seed import TEACHING_AS_OF
 from memorylib.timestamps import epoch_micros
 
-__all__ = ["STABLE_RANK_RECALL_CANDIDATES", "RankCase"]
+__all__ = ["STABLE_RANK_RECALL_CANDIDATES"]
 
 TERMS = ("cache", "index", "memory", "recall")
 HALF_SECOND = 0.5 / 86_400
 # days before as_of: shared values make ties; negative ones are after as_of (age 0)
-CAPTURES = (1.0, 1.0, 1.0 - HALF_SECOND, 3.0, 40.0, -2.0, -5.0)
+CAPTURES = (1.0, 1.0 - HALF_SECOND, 3.0, 40.0, -2.0, -5.0)
 
 
-@dataclass(frozen=True)
-class RankCase:
-    query: RecallQuery
-    candidates: tuple[RecallCandidate, ...]
-    as_of: str = AS_OF
-    specs: tuple[RecordSpec, ...] = ()
-    terms: int = 0
+def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> Call:
+    query = make_query(" ".join(terms), limit=limit)
+    found = build_recall_candidates(query, build_records(tuple(specs)))
+    return Call(query, found.candidates, as_of=TEACHING_AS_OF)
 
 
-def _case(terms: int, limit: int, specs: tuple[RecordSpec, ...]) -> RankCase:
-    query = make_query(" ".join(TERMS[:terms]), limit=limit)
-    found = build_recall_candidates(query, build_records(specs))
-    return RankCase(query, found.candidates, AS_OF, specs, terms)
+_IDS = memory_ids(9)
+_SIZES = st.integers(0, 6)
+_LIMITS = st.sampled_from((5, 1, 2, 3))
+_CAPTURES = st.sampled_from(CAPTURES)
 
 
-def _generate(rng: random.Random) -> RankCase:
-    terms = rng.choice(range(1, len(TERMS) + 1))
-    limit = rng.choice((1, 2, 3, 5, 5))
-    ids = rng.sample([f"m{n}" for n in range(1, 10)], rng.choice(range(7)))
-    specs = tuple(
+@st.composite
+def _calls(draw: st.DrawFn) -> Call:
+    terms = draw(st.integers(1, len(TERMS)))
+    specs = [
         RecordSpec(
             memory_id,
-            summary=TERMS[: rng.choice(range(1, terms + 1))],
+            summary=TERMS[: draw(st.integers(1, terms))],
             content=(f"note {memory_id}",),
-            captured_days_before=rng.choice(CAPTURES),
+            captured_days_before=draw(_CAPTURES),
         )
-        for memory_id in ids
-    )
-    return _case(terms, limit, specs)
-
-
-def _shrink(case: RankCase) -> Iterator[RankCase]:
-    if not case.terms:
-        return
-    for specs in shrink_sequence(case.specs):
-        yield _case(case.terms, case.query.limit, specs)
-    if case.query.limit > 1:
-        yield _case(case.terms, case.query.limit - 1, case.specs)
-    if case.terms > 1:
-        fewer = tuple(
-            RecordSpec(
-                s.memory_id,
-                summary=s.summary[: case.terms - 1],
-                content=s.content,
-                captured_days_before=s.captured_days_before,
-            )
-            for s in case.specs
-        )
-        yield _case(case.terms - 1, case.query.limit, fewer)
+        for memory_id in draw(_IDS)[: draw(_SIZES)]
+    ]
+    return _ranked(TERMS[:terms], draw(_LIMITS), specs)
 
 
 # -- comparing ------------------------------------------------------------------------------
 
 
-def _project(result: Any, case: RankCase) -> Any:
+def _read(result: Any, call: Call) -> tuple[RecallHit, ...]:
     if isinstance(result, list):
-        return Malformed("return a tuple of RecallHit, not a list: tuple(hits)")
+        raise Malformed("return a tuple of RecallHit, not a list: tuple(hits)")
     if not isinstance(result, tuple):
-        return Malformed(
+        raise Malformed(
             f"stable_rank_recall_candidates must return a tuple of RecallHit, not "
             f"{type(result).__name__}"
         )
     for hit in result:
         if not isinstance(hit, RecallHit):
-            return Malformed(f"every hit must be a RecallHit, not {type(hit).__name__}")
+            raise Malformed(f"every hit must be a RecallHit, not {type(hit).__name__}")
     return result
 
 
@@ -121,48 +97,22 @@ def _clip(text: str, size: int = 24) -> str:
     return repr(text if len(text) <= size else text[: size - 1] + "…")
 
 
-def _differences(
-    expected: tuple[RecallHit, ...], got: tuple[RecallHit, ...], case: RankCase
-) -> list[str]:
-    lines = []
-    if len(expected) != len(got):
-        lines.append(
-            f"the contract keeps {len(expected)} hit(s) (limit {case.query.limit}), yours "
-            f"{len(got)}"
-        )
-    for mine, theirs in zip(expected, got, strict=False):
-        if mine == theirs:
-            continue
-        for field in (
-            "rank",
-            "memory_id",
-            "snippet",
-            "query_id",
-            "scope",
-            "provenance",
-            "score_breakdown",
-        ):
-            a, b = getattr(mine, field), getattr(theirs, field)
-            if a != b:
-                lines.append(f"hit #{mine.rank}: {field} should be {a!r}, yours is {b!r}")
-                break
-    return lines[:4]
-
-
-def _show_call(name: str, case: RankCase) -> str:
+def _show_call(name: str, call: Call) -> str:
+    query, candidates = call.args
+    as_of = call.kwargs["as_of"]
     rows = []
-    for candidate in case.candidates:
-        breakdown = score_recall_candidate(case.query, candidate, as_of=case.as_of)
+    for candidate in candidates:
+        breakdown = score_recall_candidate(query, candidate, as_of=as_of)
         rows.append(
             f"{candidate.record.memory_id}: matches {len(candidate.matched_terms)} of "
-            f"{len(case.query.terms)} term{'' if len(case.query.terms) == 1 else 's'}, captured "
+            f"{len(query.terms)} term{'' if len(query.terms) == 1 else 's'}, captured "
             f"{candidate.record.source.captured_at}, "
             f"total {breakdown.total}, coverage {breakdown.lexical_coverage}"
         )
     listing = "\n".join(rows) if rows else "(no candidates)"
     return (
-        f"{name}(query, candidates, as_of={case.as_of!r}) with limit {case.query.limit} and "
-        f"{len(case.candidates)} candidate(s), in this (storage) order:\n{listing}"
+        f"{name}(query, candidates, as_of={as_of!r}) with limit {query.limit} and "
+        f"{len(candidates)} candidate(s), in this (storage) order:\n{listing}"
     )
 
 
@@ -305,88 +255,72 @@ MISTAKES = (
 # -- worked examples -----------------------------------------------------------------------------
 
 
-def _examples() -> tuple[Example, ...]:
+def _examples() -> tuple[Named, ...]:
     layered = make_query(CHAPTER_QUERY)
     chapter = build_recall_candidates(layered, chapter_records()).candidates
-    ten = (
-        "recall",
-        "index",
-        "cache",
-        "memory",
-        "layered",
-        "sqlite",
-        "wal",
-        "jsonl",
-        "budget",
-        "tokens",
-    )
-
-    def case(terms: Sequence[str], limit: int, *specs: RecordSpec) -> RankCase:
-        query = make_query(" ".join(terms), limit=limit)
-        found = build_recall_candidates(query, build_records(specs))
-        return RankCase(query, found.candidates, AS_OF)
-
-    five_seconds = 5 / 86_400
+    ten = ("recall", "index", "cache", "memory", "layered", "sqlite", "wal", "jsonl", "budget")
+    ten += ("tokens",)
+    second = 1 / 86_400
     return (
-        Example(
+        Named(
             "the chapter's query: conversation-003 is hit #1 with 0.995161",
-            RankCase(layered, chapter, AS_OF),
+            Call(layered, chapter, as_of=TEACHING_AS_OF),
         ),
-        Example(
-            "equal totals (captured 5 seconds apart): the newer one ranks first",
-            case(
+        Named(
+            "captured one second apart, equal totals at 6 places: the newer one ranks first",
+            _ranked(
                 ("cache",),
                 5,
-                RecordSpec("a-older", summary=("cache",)),
-                RecordSpec("b-newer", summary=("cache",), captured_days_before=1.0 - five_seconds),
-            ),
-        ),
-        Example(
-            "a full tie is broken by memory_id, ascending, whatever the storage order",
-            case(
-                ("cache",),
-                5,
-                RecordSpec("b-2", summary=("cache",)),
-                RecordSpec("a-1", summary=("cache",)),
-            ),
-        ),
-        Example(
-            "equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
-            case(
-                ten,
-                5,
-                RecordSpec("x-newer", summary=tuple(ten[:5]), captured_days_before=0.0),
-                RecordSpec(
-                    "y-covers-more", summary=tuple(ten[:6]), captured_days_before=30 * 17 / 13
+                (
+                    RecordSpec("a-older", summary=("cache",)),
+                    RecordSpec("b-newer", summary=("cache",), captured_days_before=1.0 - second),
                 ),
             ),
         ),
-        Example(
-            "limit 2 keeps the best two of four",
-            case(
-                TERMS[:3],
-                2,
-                RecordSpec("m1", summary=TERMS[:1]),
-                RecordSpec("m2", summary=TERMS[:3]),
-                RecordSpec("m3", summary=TERMS[:2]),
-                RecordSpec("m4", summary=TERMS[:1], captured_days_before=3.0),
+        Named(
+            "a full tie is broken by memory_id, ascending, whatever the storage order",
+            _ranked(
+                ("cache",),
+                5,
+                (RecordSpec("b-2", summary=("cache",)), RecordSpec("a-1", summary=("cache",))),
             ),
         ),
-        Example("no candidates give no hits", RankCase(layered, (), AS_OF)),
+        Named(
+            "equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
+            _ranked(
+                ten,
+                5,
+                (
+                    RecordSpec("x-newer", summary=ten[:5], captured_days_before=0.0),
+                    RecordSpec("y-covers-more", summary=ten[:6], captured_days_before=30 * 17 / 13),
+                ),
+            ),
+        ),
+        Named(
+            "limit 2 keeps the best two of four",
+            _ranked(
+                TERMS[:3],
+                2,
+                (
+                    RecordSpec("m1", summary=TERMS[:1]),
+                    RecordSpec("m2", summary=TERMS[:3]),
+                    RecordSpec("m3", summary=TERMS[:2]),
+                    RecordSpec("m4", summary=TERMS[:1], captured_days_before=3.0),
+                ),
+            ),
+        ),
+        Named("no candidates give no hits", Call(layered, (), as_of=TEACHING_AS_OF)),
     )
 
 
-STABLE_RANK_RECALL_CANDIDATES = Exercise(
+STABLE_RANK_RECALL_CANDIDATES = FunctionExercise(
     function="stable_rank_recall_candidates",
     reference=stable_rank_recall_candidates,
-    call=lambda function, case: function(case.query, case.candidates, as_of=case.as_of),
     examples=_examples(),
-    generate=_generate,
-    shrink=_shrink,
-    show_call=_show_call,
-    project=_project,
+    cases=_calls(),
+    read=_read,
     show=_show,
-    differences=_differences,
+    show_call=_show_call,
     mistakes=MISTAKES,
     error_hints=(
         (
@@ -406,5 +340,4 @@ STABLE_RANK_RECALL_CANDIDATES = Exercise(
             "Negate a number, not a datetime: -candidate.captured_at.timestamp().",
         ),
     ),
-    generated=200,
 )

@@ -2,8 +2,8 @@
 
 Checked against ``memorylib.scoring`` with its default policy (the chapter's coverage
 scorer: weights 0.85 / 0.15, a 30-day window) on the seven fields the chapter defines.
-Floats must be rounded to 6 places and may differ from the reference by at most one unit
-in the sixth place (adding two rounded contributions is as right as rounding their sum).
+Floats must be rounded to 6 places, and are compared within the engine's ``TOLERANCE``
+(adding two rounded contributions is as right as rounding their sum).
 
 Generated candidates match 1..n of n query terms (n up to 7) and were captured from a
 year before ``as_of`` to a few days after it, at whole and fractional days, and stored
@@ -13,29 +13,28 @@ some days after they were captured (so ``stored_at`` is never mistaken for the a
 from __future__ import annotations
 
 import math
-import random
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from hypothesis import strategies as st
+
 from memorylib.candidates import build_recall_candidates
 from memorylib.errors import RemoteMemoryValidationError
-from memorylib.notebook.buildit.engine import Example, Exercise, Malformed, Mistake
 from memorylib.notebook.buildit.fixtures import (
-    AS_OF,
     CHAPTER_QUERY,
     RecordSpec,
     build_records,
     chapter_records,
     make_query,
 )
-from memorylib.notebook.buildit.generate import pick_weighted
+from memorylib.notebook.exercises import Call, FunctionExercise, Malformed, Mistake, Named
 from memorylib.records import RecallCandidate, RecallQuery, RecallScoreBreakdown
 from memorylib.scoring import score_recall_candidate
+from memorylib.seed import TEACHING_AS_OF
 from memorylib.timestamps import SECONDS_PER_DAY, parse_timestamp
 
-__all__ = ["SCORE_RECALL_CANDIDATE", "ScoreCase", "chapter_breakdown_fields"]
+__all__ = ["FIELDS", "SCORE_RECALL_CANDIDATE", "chapter_breakdown_fields"]
 
 TERMS = ("cache", "index", "layered", "memory", "recall", "sqlite", "wal")
 FIELDS = (
@@ -50,70 +49,31 @@ FIELDS = (
 FLOATS = FIELDS[2:]
 
 
-@dataclass(frozen=True)
-class ScoreCase:
-    query: RecallQuery
-    candidate: RecallCandidate
-    as_of: str = AS_OF
-    # how a generated case was made (empty for worked examples)
-    terms: int = 0
-    matched: int = 0
-    age_days: float = 0.0
-    lag_days: float = 0.0
-
-
-def _scored_case(terms: int, matched: int, age_days: float, lag_days: float) -> ScoreCase:
+def _scored(terms: int, matched: int, age_days: float, lag_days: float) -> Call:
+    """A candidate matching ``matched`` of ``terms`` query terms, captured ``age_days``
+    before the teaching clock and stored ``lag_days`` after that."""
     query = make_query(" ".join(TERMS[:terms]))
     spec = RecordSpec(
-        "m1",
-        summary=TERMS[:matched],
-        captured_days_before=age_days,
-        stored_lag_days=lag_days,
+        "m1", summary=TERMS[:matched], captured_days_before=age_days, stored_lag_days=lag_days
     )
     (candidate,) = build_recall_candidates(query, build_records((spec,))).candidates
-    return ScoreCase(query, candidate, AS_OF, terms, matched, age_days, lag_days)
+    return Call(query, candidate, as_of=TEACHING_AS_OF)
 
 
-AGES: tuple[tuple[float, float], ...] = (
-    (0.0, 1),
-    (1.0, 2),
-    (0.5, 1),
-    (1.25, 1),
-    (7.0, 1),
-    (30.0, 2),
-    (45.5, 1),
-    (400.0, 1),
-    (-3.0, 1.5),
-    (-0.25, 1),
+# ages that teach something (0 first: hypothesis shrinks towards it), or any moment to the
+# microsecond; negative ages are captures after as_of
+_AGES = st.one_of(
+    st.sampled_from((0.0, 1.0, 0.5, 1.25, 7.0, 30.0, 45.5, 400.0, -3.0, -0.25)),
+    st.floats(0.0, 120.0).map(lambda days: round(days, 6)),
 )
+_LAGS = st.sampled_from((0.0, 2.5, 10.0))
 
 
-def _generate(rng: random.Random) -> ScoreCase:
-    terms = rng.choice(range(1, 8))
-    matched = rng.choice(range(1, terms + 1))
-    # 40%: any moment, to the microsecond; else one of the ages that teach something
-    age = round(rng.uniform(0.0, 120.0), 6) if rng.random() < 0.4 else pick_weighted(rng, AGES)
-    lag = rng.choice((0.0, 2.5, 10.0))
-    return _scored_case(terms, matched, age, lag)
-
-
-def _shrink(case: ScoreCase) -> Iterator[ScoreCase]:
-    if not case.terms:
-        return
-    simpler: list[tuple[int, int, float, float]] = []
-    if case.terms > 1:
-        simpler.append(
-            (case.terms - 1, min(case.matched, case.terms - 1), case.age_days, case.lag_days)
-        )
-    if case.matched > 1:
-        simpler.append((case.terms, case.matched - 1, case.age_days, case.lag_days))
-    for age in (0.0, 1.0, 30.0, float(round(case.age_days))):
-        if abs(age) < abs(case.age_days) or (age != case.age_days and age == round(case.age_days)):
-            simpler.append((case.terms, case.matched, age, case.lag_days))
-    if case.lag_days:
-        simpler.append((case.terms, case.matched, case.age_days, 0.0))
-    for terms, matched, age, lag in simpler:
-        yield _scored_case(terms, matched, age, lag)
+@st.composite
+def _calls(draw: st.DrawFn) -> Call:
+    terms = draw(st.integers(1, len(TERMS)))
+    matched = draw(st.integers(1, terms))
+    return _scored(terms, matched, draw(_AGES), draw(_LAGS))
 
 
 # -- comparing -------------------------------------------------------------------------------
@@ -124,37 +84,26 @@ def chapter_breakdown_fields(breakdown: RecallScoreBreakdown) -> dict[str, Any]:
     return {name: getattr(breakdown, name) for name in FIELDS}
 
 
-def _project(result: Any, case: ScoreCase) -> Any:
+def _read(result: Any, call: Call) -> dict[str, Any]:
     if not isinstance(result, RecallScoreBreakdown):
-        return Malformed(
+        raise Malformed(
             "score_recall_candidate must return a RecallScoreBreakdown(matched_terms, "
             "query_term_count, lexical_coverage, recency, lexical_contribution, "
             f"recency_contribution, total), not {type(result).__name__}"
         )
     fields = chapter_breakdown_fields(result)
     if not isinstance(fields["matched_terms"], tuple):
-        return Malformed("matched_terms must be a tuple of str (the candidate's matched_terms)")
+        raise Malformed("matched_terms must be a tuple of str (the candidate's matched_terms)")
     for name in FLOATS:
         value = fields[name]
         if isinstance(value, bool) or not isinstance(value, int | float):
-            return Malformed(f"{name} must be a number, not {type(value).__name__}")
+            raise Malformed(f"{name} must be a number, not {type(value).__name__}")
+        if round(value, 6) != value:
+            raise Malformed(
+                f"{name} {value!r} is not rounded: round every float of the breakdown to "
+                "6 places (round(x, 6)), as the contract says"
+            )
     return fields
-
-
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 1.01e-6
-
-
-def _same(expected: dict[str, Any], got: dict[str, Any]) -> bool:
-    return _similar(expected, got) and all(round(got[n], 6) == got[n] for n in FLOATS)
-
-
-def _similar(expected: dict[str, Any], got: dict[str, Any]) -> bool:
-    return (
-        expected["matched_terms"] == got["matched_terms"]
-        and expected["query_term_count"] == got["query_term_count"]
-        and all(_close(expected[n], got[n]) for n in FLOATS)
-    )
 
 
 def _show(fields: dict[str, Any]) -> str:
@@ -167,37 +116,24 @@ def _show(fields: dict[str, Any]) -> str:
     )
 
 
-def _differences(expected: dict[str, Any], got: dict[str, Any], case: ScoreCase) -> list[str]:
-    lines = []
-    for name in FIELDS:
-        mine, theirs = expected[name], got[name]
-        same = _close(mine, theirs) if name in FLOATS else mine == theirs
-        if not same:
-            lines.append(f"{name}: the contract has {mine!r}, yours {theirs!r}")
-        elif name in FLOATS and round(theirs, 6) != theirs:
-            lines.append(f"{name}: {theirs!r} is not rounded to 6 places")
-    return lines
-
-
-def _age(case: ScoreCase) -> float:
-    moment = parse_timestamp(case.as_of, "as_of")
-    return (moment - case.candidate.captured_at).total_seconds() / SECONDS_PER_DAY
-
-
-def _show_call(name: str, case: ScoreCase) -> str:
-    record = case.candidate.record
-    age = _age(case)
+def _show_call(name: str, call: Call) -> str:
+    query, candidate = call.args
+    as_of = call.kwargs["as_of"]
+    record = candidate.record
+    age = (
+        parse_timestamp(as_of, "as_of") - candidate.captured_at
+    ).total_seconds() / SECONDS_PER_DAY
     days = f"{abs(age):g} day{'' if abs(age) == 1 else 's'}"
     when = f"{days} before as_of" if age >= 0 else f"{days} AFTER as_of"
     mismatch = (
-        f" (built for query_id {case.candidate.query_id!r}, the query's is {case.query.query_id!r})"
-        if case.candidate.query_id != case.query.query_id
+        f" (built for query_id {candidate.query_id!r}, the query's is {query.query_id!r})"
+        if candidate.query_id != query.query_id
         else ""
     )
     return (
-        f"{name}(query, candidate, as_of={case.as_of!r}) with query terms "
-        f"{case.query.terms} and candidate {record.memory_id}{mismatch} matching "
-        f"{case.candidate.matched_terms}, captured {record.source.captured_at} ({when}), "
+        f"{name}(query, candidate, as_of={as_of!r}) with query terms "
+        f"{query.terms} and candidate {record.memory_id}{mismatch} matching "
+        f"{candidate.matched_terms}, captured {record.source.captured_at} ({when}), "
         f"stored {record.stored_at}"
     )
 
@@ -339,47 +275,42 @@ MISTAKES = (
 # -- worked examples ----------------------------------------------------------------------------
 
 
-def _examples() -> tuple[Example, ...]:
+def _examples() -> tuple[Named, ...]:
     layered = make_query(CHAPTER_QUERY)
     (chapter,) = build_recall_candidates(layered, chapter_records()).candidates
     stranger = replace(chapter, query_id="q-someone-else")
     return (
-        Example(
+        Named(
             "conversation-003 scores 0.995161 one day after capture (the chapter's example)",
-            ScoreCase(layered, chapter, AS_OF),
+            Call(layered, chapter, as_of=TEACHING_AS_OF),
         ),
-        Example(
+        Named(
             "1 of 2 terms, 30 days old: coverage 0.5, recency 0.5, total 0.5",
-            _scored_case(2, 1, 30.0, 0.0),
+            _scored(2, 1, 30.0, 0.0),
         ),
-        Example(
+        Named(
             "captured 2 days after as_of: the age is clamped to 0, recency 1.0",
-            _scored_case(1, 1, -2.0, 0.0),
+            _scored(1, 1, -2.0, 0.0),
         ),
-        Example(
+        Named(
             "stored 10 days after it was captured: captured_at sets the age",
-            _scored_case(3, 2, 12.0, 10.0),
+            _scored(3, 2, 12.0, 10.0),
         ),
-        Example(
+        Named(
             "a candidate built for another query is rejected (RemoteMemoryValidationError)",
-            ScoreCase(layered, stranger, AS_OF),
+            Call(layered, stranger, as_of=TEACHING_AS_OF),
         ),
     )
 
 
-SCORE_RECALL_CANDIDATE = Exercise(
+SCORE_RECALL_CANDIDATE = FunctionExercise(
     function="score_recall_candidate",
     reference=score_recall_candidate,
-    call=lambda function, case: function(case.query, case.candidate, as_of=case.as_of),
     examples=_examples(),
-    generate=_generate,
-    shrink=_shrink,
-    show_call=_show_call,
-    project=_project,
+    cases=_calls(),
+    read=_read,
     show=_show,
-    same=_same,
-    similar=_similar,
-    differences=_differences,
+    show_call=_show_call,
     mistakes=MISTAKES,
     error_hints=(
         (
@@ -394,5 +325,4 @@ SCORE_RECALL_CANDIDATE = Exercise(
         ),
         ("ZeroDivisionError", "The query has at least one term; divide by len(query.terms)."),
     ),
-    generated=200,
 )

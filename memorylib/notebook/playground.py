@@ -1,0 +1,1038 @@
+"""Notebook 08: the query playground. A state in, a view out, and the widget box.
+
+* ``PlaygroundCatalog``: the three ``DATASETS`` (the chapter's seven records, the course
+  corpus, 10,000 generated records per user), one read-only engine per (dataset, user),
+  built on first use;
+* ``playground_view(state, catalog)``: pure, a frozen ``PlaygroundState`` in, a
+  ``PlaygroundView`` out (the normalized query, the funnel, the hits with their breakdown
+  and provenance, the rendered context); a rejected input becomes ``view.error``;
+* the view as text and HTML (``summary_text``, ``hits_table_html``, ``context_html``) and
+  as one SVG chart (``playground_svg``: built as a string in about a millisecond, so the
+  live chart keeps up with typing; it uses ``charts.COLOURS``);
+* ``PlaygroundApp``: ipywidgets inputs wired to the view (CSS classes ``playground-*``,
+  which the browser tests select), ``measure_refresh`` times it;
+* ``use_pipeline(app, pipeline)``: your five stage functions (notebook 06's capstone)
+  beside the library's, under the app; ``check_isolation_query``: the exercise.
+
+Everything from a query or a record is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import statistics
+import tempfile
+import time
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from memorylib.datasets import (
+    CHAPTER_USER,
+    COURSE_AS_OF,
+    COURSE_USERS,
+    build_chapter_store,
+    build_course_store,
+)
+from memorylib.engine import RecallEngine
+from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
+from memorylib.interface import user_scope_for
+from memorylib.notebook.buildit import Comparison, Pipeline
+from memorylib.notebook.charts import COLOURS
+from memorylib.notebook.exercises import CheckResult, check_value, right, wrong
+from memorylib.ranking import ScoreFunction
+from memorylib.records import (
+    DEFAULT_LEXICAL_WEIGHT,
+    DEFAULT_RECENCY_WEIGHT,
+    DEFAULT_RECENCY_WINDOW_DAYS,
+    RecallQuery,
+    RecallResult,
+    StoredMemory,
+)
+from memorylib.render import render_recall_context
+from memorylib.scoring import SCORERS, ScoringPolicy
+from memorylib.seed import TEACHING_AS_OF
+from memorylib.store import RemoteMemoryStore
+from memorylib.synthetic import write_synthetic_store
+from memorylib.timestamps import age_in_days, parse_timestamp
+
+__all__ = [
+    "AUTO_RECORDS",
+    "DATASETS",
+    "DEFAULT_STATE",
+    "HIT_COLUMNS",
+    "SCORER_PRESETS",
+    "USERS",
+    "YOURS",
+    "DatasetSpec",
+    "PlaygroundApp",
+    "PlaygroundCatalog",
+    "PlaygroundState",
+    "PlaygroundView",
+    "YoursView",
+    "as_of_on",
+    "check_isolation_query",
+    "compare_rankings",
+    "compare_users",
+    "context_html",
+    "hits_table_html",
+    "measure_refresh",
+    "playground_svg",
+    "playground_view",
+    "scorer_options",
+    "summary_text",
+    "use_pipeline",
+    "yours_html",
+    "yours_view",
+]
+
+# -- the data: three datasets, one engine per (dataset, user) -------------------------------------
+
+GENERATED_RECORDS = 10_000
+USERS: tuple[str, ...] = (CHAPTER_USER, *COURSE_USERS)
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    key: str
+    label: str
+    as_of: str  # the dataset's clock: the playground's default as_of for it
+    default_user: str
+    about: str
+
+
+DATASETS: dict[str, DatasetSpec] = {
+    spec.key: spec
+    for spec in (
+        DatasetSpec(
+            "chapter",
+            "chapter demo (7 records)",
+            TEACHING_AS_OF,
+            CHAPTER_USER,
+            "the chapter's teaching store: one profile and six conversations of local-user",
+        ),
+        DatasetSpec(
+            "course",
+            "course corpus (Northwind Labs)",
+            COURSE_AS_OF,
+            COURSE_USERS[0],
+            "a year of four engineers' memories, English and Chinese, with retractions",
+        ),
+        DatasetSpec(
+            "generated",
+            f"generated ({GENERATED_RECORDS:,} records)",
+            TEACHING_AS_OF,  # memorylib.synthetic's newest capture is a day and a half before
+            COURSE_USERS[0],
+            f"{GENERATED_RECORDS:,} seeded synthetic records per user (memorylib.synthetic)",
+        ),
+    )
+}
+
+
+class PlaygroundCatalog:
+    """One read-only ``RecallEngine`` per (dataset, user), built on first use and kept.
+
+    A user who owns nothing in a dataset gets an empty store of their own (recall
+    searches 0 records). Stores live in ``root`` (default: a temporary directory removed
+    with the catalog). ``own_scorer`` is the function the "yours" scorer runs.
+    """
+
+    def __init__(
+        self, root: str | Path | None = None, *, generated_records: int = GENERATED_RECORDS
+    ) -> None:
+        if root is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="memorylib-playground-")
+            root = self._tmp.name
+        self.root = Path(root)
+        self.generated_records = generated_records
+        self._engines: dict[tuple[str, str], RecallEngine] = {}
+        self._records: dict[tuple[str, str], tuple[StoredMemory, ...]] = {}
+        self.build_seconds: dict[tuple[str, str], float] = {}
+        self.own_scorer: ScoreFunction | None = None
+
+    def use_scorer(self, score: ScoreFunction | None) -> None:
+        """Register a scoring function of yours (``score_recall_candidate``'s signature)
+        as the "yours" scorer; ``None`` removes it."""
+        if score is not None and not callable(score):
+            raise TypeError(f"use_scorer takes a scoring function, not {type(score).__name__}")
+        self.own_scorer = score
+
+    def is_built(self, dataset: str, user: str) -> bool:
+        return (dataset, user) in self._engines
+
+    def engine(self, dataset: str, user: str) -> RecallEngine:
+        key = (dataset, user)
+        if key not in self._engines:
+            if dataset not in DATASETS:
+                raise KeyError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+            start = time.perf_counter()
+            engine = RecallEngine(self._build(dataset, user))
+            # warm the inverted index, so later recalls measure recall, not indexing
+            engine.recall("warm up", limit=1, as_of=DATASETS[dataset].as_of, query_id="warm")
+            self._engines[key] = engine
+            self.build_seconds[key] = time.perf_counter() - start
+        return self._engines[key]
+
+    def store(self, dataset: str, user: str) -> RemoteMemoryStore:
+        return self.engine(dataset, user).store
+
+    def records(self, dataset: str, user: str) -> tuple[StoredMemory, ...]:
+        """Every record of the (read-only) store, read once."""
+        if (dataset, user) not in self._records:
+            self._records[dataset, user] = tuple(self.store(dataset, user).read_all())
+        return self._records[dataset, user]
+
+    def _build(self, dataset: str, user: str) -> RemoteMemoryStore:
+        folder = self.root / dataset
+        folder.mkdir(parents=True, exist_ok=True)
+        empty = RemoteMemoryStore(folder / f"{user_scope_for(user)}.jsonl", user_id=user)
+        if dataset == "chapter":
+            return build_chapter_store(folder) if user == CHAPTER_USER else empty
+        if dataset == "course":
+            return build_course_store(folder, user) if user in COURSE_USERS else empty
+        seed = USERS.index(user) if user in USERS else 0
+        return write_synthetic_store(
+            empty.path, self.generated_records, seed=seed, user_id=user, bulk=True
+        )
+
+
+# -- the model: a state in, a view out --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlaygroundState:
+    """Everything the student can change. Frozen: a new state per change."""
+
+    query: str = "recall cache"
+    limit: int = 5
+    as_of: str = COURSE_AS_OF
+    lexical_weight: float = 0.85
+    recency_weight: float = 0.15
+    recency_window_days: float = 30.0
+    user: str = COURSE_USERS[0]
+    dataset: str = "course"
+    query_id: str = "q-08-playground"
+    scorer: str = "coverage"  # coverage, bm25, bm25+recency, or "yours" (catalog.use_scorer)
+
+
+DEFAULT_STATE = PlaygroundState()
+YOURS = "yours"
+# The weights a scorer starts with when it is picked (the sliders stay free afterwards):
+# BM25 alone is lexical only, as in ScoringPolicy.bm25(); the others keep the chapter's.
+SCORER_PRESETS = {"coverage": (0.85, 0.15), "bm25": (1.0, 0.0), "bm25+recency": (0.85, 0.15)}
+SCORER_PRESETS[YOURS] = (0.85, 0.15)
+_SCORER_LABELS = {"coverage": "coverage (the chapter's)"}
+
+
+def scorer_options(catalog: PlaygroundCatalog) -> list[tuple[str, str]]:
+    """(label, key) for the scorer dropdown; "yours" only once a function is registered."""
+    keys = [*SCORERS, YOURS] if catalog.own_scorer is not None else list(SCORERS)
+    return [(_SCORER_LABELS.get(key, key), key) for key in keys]
+
+
+HIT_COLUMNS = (
+    "rank",
+    "memory_id",
+    "total",
+    "lexical_contribution",
+    "recency_contribution",
+    "lexical_score",
+    "lexical_coverage",
+    "matched_terms",
+    "recency",
+    "age_days",
+    "captured_at",
+    "source_id",
+    "source_type",
+    "title",
+    "user_scope",
+    "snippet",
+)
+_STAGES = ("searched", "candidates", "hits")
+
+
+@dataclass(frozen=True)
+class PlaygroundView:
+    """Everything one state produced. ``error`` is set (and the rest empty) on rejection."""
+
+    state: PlaygroundState
+    user_scope: str
+    query: RecallQuery | None
+    result: RecallResult | None
+    hits: pd.DataFrame  # one row per hit, HIT_COLUMNS
+    funnel: pd.DataFrame  # stage (searched, candidates, hits), records
+    context: str
+    error: str | None = None
+    policy: ScoringPolicy | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def hit_ids(self) -> list[str]:
+        return [] if self.result is None else [hit.memory_id for hit in self.result.hits]
+
+
+def _hit_row(hit: Any, moment: datetime) -> dict[str, Any]:
+    b, source = hit.score_breakdown, hit.provenance
+    return {
+        "rank": hit.rank,
+        "memory_id": hit.memory_id,
+        "total": b.total,
+        "lexical_contribution": b.lexical_contribution,
+        "recency_contribution": b.recency_contribution,
+        # the scorer's own lexical number: coverage, BM25, or BM25 / the best BM25
+        "lexical_score": b.lexical_coverage if b.lexical_score is None else b.lexical_score,
+        "lexical_coverage": b.lexical_coverage,
+        "matched_terms": f"{len(b.matched_terms)}/{b.query_term_count}: "
+        + ", ".join(b.matched_terms),
+        "recency": b.recency,
+        "age_days": round(
+            age_in_days(parse_timestamp(source.captured_at, "captured_at"), moment), 2
+        ),
+        "captured_at": source.captured_at,
+        "source_id": source.source_id,
+        "source_type": source.source_type,
+        "title": source.title,
+        "user_scope": hit.scope.user_scope,
+        "snippet": hit.snippet,
+    }
+
+
+def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> PlaygroundView:
+    """Recall ``state.query`` for ``state.user`` in ``state.dataset`` and describe every step.
+
+    A typed rejection (``RemoteMemoryError``: an empty or punctuation-only query, a limit
+    out of range, a bad as_of, both weights 0, ...) and a failing function of yours
+    become ``view.error``; any other exception is a bug and propagates.
+    """
+    scope = user_scope_for(state.user)
+    try:
+        policy = ScoringPolicy(
+            lexical_weight=state.lexical_weight,
+            recency_weight=state.recency_weight,
+            recency_window_days=state.recency_window_days,
+            scorer="coverage" if state.scorer == YOURS else state.scorer,
+        )
+        engine = catalog.engine(state.dataset, state.user)
+        if state.scorer == YOURS:  # the taught path, with the registered function
+            if catalog.own_scorer is None:
+                raise RemoteMemoryValidationError(
+                    "no scoring function of yours is registered: call "
+                    "app.use_scorer(my_score) (or catalog.use_scorer(my_score)) first"
+                )
+            engine = RecallEngine(engine.store, score=catalog.own_scorer)
+        result = engine.recall(
+            state.query,
+            limit=state.limit,
+            as_of=state.as_of,
+            query_id=state.query_id,
+            policy=policy,
+        )
+    except Exception as exc:
+        if isinstance(exc, RemoteMemoryError):
+            error = f"{type(exc).__name__}: {exc}"
+        elif state.scorer == YOURS:  # only a student's function gets here; ours: a bug
+            error = f"your scoring function failed: {type(exc).__name__}: {exc}"
+        else:
+            raise
+        empty = pd.DataFrame({"stage": _STAGES, "records": [0, 0, 0]})
+        hits = pd.DataFrame(columns=list(HIT_COLUMNS))
+        return PlaygroundView(state, scope, None, None, hits, empty, "", error=error)
+    moment = parse_timestamp(state.as_of, "as_of")
+    counts = [result.searched_records, result.candidate_records, len(result.hits)]
+    return PlaygroundView(
+        state=state,
+        user_scope=scope,
+        query=result.query,
+        result=result,
+        hits=pd.DataFrame([_hit_row(h, moment) for h in result.hits], columns=list(HIT_COLUMNS)),
+        funnel=pd.DataFrame({"stage": _STAGES, "records": counts}),
+        context=render_recall_context(result),
+        policy=policy,
+    )
+
+
+def as_of_on(day: date, dataset: str) -> str:
+    """``day`` at the time of day of the dataset's clock (the picker chooses only a date)."""
+    clock = parse_timestamp(DATASETS[dataset].as_of, "as_of")
+    return f"{day.isoformat()}T{clock.strftime('%H:%M:%S')}Z"
+
+
+def compare_users(
+    state: PlaygroundState, users: Iterable[str], catalog: PlaygroundCatalog
+) -> pd.DataFrame:
+    """One row per user for the same state: their scope, funnel, hits and the hits' scopes."""
+    rows = []
+    for user in users:
+        view = playground_view(replace(state, user=user), catalog)
+        result = view.result
+        rows.append(
+            {
+                "user": user,
+                "user_scope": view.user_scope,
+                "searched": result.searched_records if result else 0,
+                "candidates": result.candidate_records if result else 0,
+                "hits": ", ".join(view.hit_ids) or "-",
+                "scopes of the hits": ", ".join(sorted(set(view.hits["user_scope"]))) or "-",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def compare_rankings(
+    states: dict[str, PlaygroundState], catalog: PlaygroundCatalog
+) -> pd.DataFrame:
+    """Side-by-side rankings: one column per labelled state, one row per rank, each cell
+    ``memory_id (matched/terms, age in days)``."""
+    columns = {}
+    for label, state in states.items():
+        hits = playground_view(state, catalog).hits
+        columns[label] = [
+            f"{row['memory_id']} ({row['matched_terms'].split(':')[0]}, {row['age_days']:g} d)"
+            for row in hits.to_dict("records")
+        ]
+    depth = max((len(c) for c in columns.values()), default=0)
+    padded = {k: v + [""] * (depth - len(v)) for k, v in columns.items()}
+    return pd.DataFrame(padded, index=pd.RangeIndex(1, depth + 1, name="rank"))
+
+
+# -- the view as text, HTML and SVG -------------------------------------------------------------
+
+
+def summary_text(view: PlaygroundView) -> str:
+    """The dataset and user, then the normalized query, the policy and the funnel."""
+    s = view.state
+    spec = DATASETS.get(s.dataset)
+    lines = [
+        f"dataset    {spec.label if spec else s.dataset} · user {s.user} "
+        f"(user_scope {view.user_scope})",
+    ]
+    if view.error:
+        return "\n".join([*lines, f"rejected   {view.error}"])
+    assert view.query is not None and view.result is not None and view.policy is not None
+    p, result = view.policy, view.result
+    retracted = f" ({result.retracted_records} retracted, not searched)"
+    lines += [
+        f"text       {view.query.text!r}",
+        f"normalized {view.query.normalized_text!r}",
+        f"terms      {list(view.query.terms)}",
+        f"scoring    {s.scorer} · as_of {result.query.issued_at} · lexical "
+        f"{p.lexical_weight:g} · recency {p.recency_weight:g} · window "
+        f"{p.recency_window_days:g} days · limit {s.limit}",
+        f"funnel     searched {result.searched_records} -> candidates "
+        f"{result.candidate_records} -> hits {len(result.hits)}"
+        + (retracted if result.retracted_records else ""),
+    ]
+    if result.empty_reason:
+        lines.append(f"empty      empty_reason = {result.empty_reason!r}; nothing is rendered")
+    return "\n".join(lines)
+
+
+# The widgets' HTML boxes set a 28 px line height and a proportional font: reset both here.
+_PRE = "margin:0;line-height:1.35;font-family:monospace;white-space:pre-wrap"
+_TABLE_CSS = (
+    "<style>.playground-hits{border-collapse:collapse;font-size:12px;line-height:1.35}"
+    ".playground-hits th,.playground-hits td{border:1px solid #ddd;padding:2px 6px;"
+    "text-align:left;vertical-align:top;white-space:nowrap}"
+    ".playground-hits th{background:#f3f3f3}.playground-hits caption{text-align:left}"
+    ".playground-hits td.title,.playground-hits td.snippet,.playground-hits td.matched-terms"
+    "{white-space:normal;min-width:120px}.playground-hits td.snippet{min-width:280px}</style>"
+)
+
+
+def _cell(column: str, value: object) -> str:
+    if isinstance(value, float):
+        value = f"{value:.2f}" if column == "age_days" else f"{value:.6f}"
+    return f'<td class="{column.replace("_", "-")}">{html.escape(str(value))}</td>'
+
+
+def hits_table_html(view: PlaygroundView) -> str:
+    """The hits as ``<table class="playground-hits">``, one ``td.memory-id`` per hit.
+
+    Its ``data-*`` attributes repeat the state it shows (query, limit, user scope,
+    dataset, scorer), so a browser test can wait for exactly that state. A rejected
+    query gives ``<div class="playground-error">`` instead.
+    """
+    s = view.state
+    attrs = (
+        f'data-query="{html.escape(s.query)}" data-limit="{s.limit}" '
+        f'data-user-scope="{view.user_scope}" data-dataset="{html.escape(s.dataset)}" '
+        f'data-scorer="{html.escape(s.scorer)}"'
+    )
+    if view.error:
+        return (
+            f'<div class="playground-error" {attrs} style="color:#a61b1b;padding:6px 0">'
+            f"Query rejected — {html.escape(view.error)}</div>"
+        )
+    assert view.result is not None
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in HIT_COLUMNS)
+    body = "".join(
+        f'<tr data-memory-id="{html.escape(str(row["memory_id"]))}">'
+        + "".join(_cell(c, row[c]) for c in HIT_COLUMNS)
+        + "</tr>"
+        for row in view.hits.to_dict("records")
+    )
+    result = view.result
+    caption = (
+        f"{len(result.hits)} hit(s) of {result.candidate_records} candidate(s)"
+        if result.hits
+        else f"no hits: empty_reason = {result.empty_reason}"
+    )
+    return (
+        f'{_TABLE_CSS}<div style="overflow-x:auto">'
+        f'<table class="playground-hits" {attrs} data-hits="{len(result.hits)}">'
+        f"<caption>{html.escape(caption)}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def context_html(view: PlaygroundView) -> str:
+    """The rendered XML context, escaped, in a ``<details class="playground-context">``."""
+    text = view.context or "(nothing rendered: no hits, so no <recalled_context> block)"
+    return (
+        '<details class="playground-context" open><summary>rendered context '
+        "(what the model would see)</summary>"
+        f'<pre style="{_PRE};font-size:11px">{html.escape(text)}</pre></details>'
+    )
+
+
+def playground_svg(view: PlaygroundView) -> str:
+    """The funnel and each hit's stacked score, as ``<svg class="playground-chart">``.
+
+    The one chart of the playground, live and static (a notebook shows a fixed state
+    with ``display(HTML(playground_svg(view)))``), byte-identical run to run. Funnel bars
+    are ``rect.funnel`` (``data-stage``, ``data-records``); each hit is a ``g.hit``
+    (``data-memory-id``) holding ``rect.lexical`` and ``rect.recency``, whose widths are
+    the contributions where a score of 1.0 (or the highest total, if above 1, as BM25's
+    can be) is 360 px.
+    """
+    height = max(120, 40 + 22 * len(view.hits))
+    lexical, recency = COLOURS["lexical"], COLOURS["recency"]
+    parts = [
+        f'<svg class="playground-chart" xmlns="http://www.w3.org/2000/svg" width="900" '
+        f'height="{height}" viewBox="0 0 900 {height}" font-family="sans-serif" '
+        'font-size="12">',
+        '<text x="0" y="14" font-weight="bold">funnel</text>',
+    ]
+    counts = [int(n) for n in view.funnel["records"]]
+    for i, (stage, n) in enumerate(zip(view.funnel["stage"], counts, strict=True)):
+        y, width = 28 + 26 * i, max(1.0, 170 * n / (max(counts) or 1)) if n else 0.0
+        parts += [
+            f'<text x="0" y="{y + 14}">{html.escape(stage)}</text>',
+            f'<rect class="funnel" data-stage="{html.escape(stage)}" data-records="{n}" '
+            f'x="80" y="{y}" width="{width:.1f}" height="18" fill="{COLOURS[stage]}"/>',
+            f'<text x="{84 + width:.1f}" y="{y + 14}">{n:,}</text>',
+        ]
+    scorer = "" if view.state.scorer == "coverage" else f" · {html.escape(view.state.scorer)}"
+    parts.append(
+        f'<text x="300" y="14" font-weight="bold">score contributions per hit{scorer}</text>'
+        f'<rect x="560" y="4" width="10" height="10" fill="{lexical}"/>'
+        '<text x="574" y="14">lexical</text>'
+        f'<rect x="640" y="4" width="10" height="10" fill="{recency}"/>'
+        '<text x="654" y="14">recency</text>'
+    )
+    if view.error or view.hits.empty:
+        reason = view.result.empty_reason if view.result is not None else None
+        message = "query rejected" if view.error else f"no hits ({reason})"
+        parts.append(f'<text x="300" y="60" fill="#666">{message}</text>')
+    scale = 360 / max([1.0, *(float(t) for t in view.hits["total"])])
+    for i, row in enumerate(view.hits.to_dict("records")):
+        y, x = 28 + 22 * i, 500
+        left = scale * float(row["lexical_contribution"])
+        right_part = scale * float(row["recency_contribution"])
+        memory_id = html.escape(str(row["memory_id"]))
+        parts += [
+            f'<g class="hit" data-memory-id="{memory_id}">',
+            f'<text x="300" y="{y + 13}" font-size="11">#{row["rank"]} {memory_id}</text>',
+            f'<rect class="lexical" x="{x}" y="{y}" width="{left:.1f}" height="16" '
+            f'fill="{lexical}"><title>lexical {row["lexical_contribution"]:.6f}</title></rect>',
+            f'<rect class="recency" x="{x + left:.1f}" y="{y}" width="{right_part:.1f}" '
+            f'height="16" fill="{recency}"><title>recency '
+            f"{row['recency_contribution']:.6f}</title></rect>",
+            f'<text x="{x + left + right_part + 4:.1f}" y="{y + 13}" font-size="11">'
+            f"{float(row['total']):.3f}</text>",
+            "</g>",
+        ]
+    return "".join([*parts, "</svg>"])
+
+
+# -- the widget box ------------------------------------------------------------------------------
+
+ViewModel = Callable[[PlaygroundState, PlaygroundCatalog], PlaygroundView]
+
+
+class PlaygroundApp:
+    """ipywidgets inputs wired to ``playground_view``; every change redraws every output.
+
+    ``app.widget`` is the box to display; ``app.set(query=..., limit=...)`` changes inputs
+    from code. ``app.timings`` holds the last refresh's ``recall_view_ms`` (recall and
+    view model) and ``refresh_ms`` (that, then everything rendered and handed to the
+    widgets). ``view`` is the view model (a test passes a failing one). Outputs go to
+    HTML widgets: no Output widget, whose routed display messages can stall headless runs.
+    """
+
+    def __init__(
+        self,
+        catalog: PlaygroundCatalog,
+        state: PlaygroundState = DEFAULT_STATE,
+        *,
+        view: ViewModel = playground_view,
+    ) -> None:
+        import ipywidgets as w
+
+        self.catalog, self.view_model, self.state = catalog, view, state
+        self.view: PlaygroundView | None = None
+        self.timings: dict[str, float] = {}
+        self._quiet = False
+        wide = {"description_width": "initial"}
+
+        def slider(kind: Any, value: float, low: float, high: float, step: float, text: str) -> Any:
+            return kind(
+                value=value,
+                min=low,
+                max=high,
+                step=step,
+                description=text,
+                style=wide,
+                continuous_update=False,
+            )
+
+        self.query = w.Text(
+            value=state.query,
+            description="query",
+            continuous_update=True,
+            layout=w.Layout(width="420px"),
+            style=wide,
+        )
+        self.dataset = w.Dropdown(
+            options=[(spec.label, key) for key, spec in DATASETS.items()],
+            value=state.dataset,
+            description="dataset",
+            style=wide,
+        )
+        self.user = w.Dropdown(
+            options=[(f"{u} · {user_scope_for(u)}", u) for u in USERS],
+            value=state.user,
+            description="user",
+            layout=w.Layout(width="440px"),
+            style=wide,
+        )
+        self.limit = w.IntSlider(
+            value=state.limit, min=1, max=10, description="limit", continuous_update=True
+        )
+        self.as_of = w.DatePicker(
+            value=parse_timestamp(state.as_of, "as_of").date(), description="as_of", style=wide
+        )
+        self.scorer = w.Dropdown(
+            options=scorer_options(catalog), value=state.scorer, description="scorer", style=wide
+        )
+        self.lexical = slider(w.FloatSlider, state.lexical_weight, 0, 1, 0.05, "lexical weight")
+        self.recency = slider(w.FloatSlider, state.recency_weight, 0, 1, 0.05, "recency weight")
+        window = int(state.recency_window_days)
+        self.window = slider(w.IntSlider, window, 1, 365, 1, "window (days)")
+        self.status = w.HTML(layout=w.Layout(min_height="20px"))
+        self.summary, self.chart, self.table, self.context = (w.HTML() for _ in range(4))
+        for name in ("query", "dataset", "user", "limit", "as_of", "scorer", "status"):
+            getattr(self, name).add_class(f"playground-{name.replace('_', '-')}")
+        for name in ("summary", "chart", "table", "context"):
+            getattr(self, name).add_class(f"playground-{name}")
+        self._controls = {
+            "query": self.query,
+            "dataset": self.dataset,
+            "user": self.user,
+            "limit": self.limit,
+            "scorer": self.scorer,
+            "lexical_weight": self.lexical,
+            "recency_weight": self.recency,
+            "recency_window_days": self.window,
+        }
+        for control in (*self._controls.values(), self.as_of):
+            control.observe(self._on_change, names="value")
+        self.widget = w.VBox(
+            [
+                w.HBox([self.query, self.dataset]),
+                w.HBox([self.user, self.limit, self.as_of]),
+                w.HBox([self.scorer, self.lexical, self.recency, self.window]),
+                self.status,
+                self.summary,
+                self.chart,
+                self.table,
+                self.context,
+            ]
+        )
+        self.widget.add_class("memorylib-playground")
+        # called with the app after every successful refresh (use_pipeline's panel)
+        self.after_refresh: list[Callable[[PlaygroundApp], None]] = []
+        self.refresh()
+
+    def _read_state(self) -> PlaygroundState:
+        day = self.as_of.value
+        return replace(
+            self.state,
+            query=self.query.value,
+            dataset=self.dataset.value,
+            user=self.user.value,
+            limit=int(self.limit.value),
+            # no date picked: an empty as_of, which recall rejects with a typed error
+            as_of=as_of_on(day, self.dataset.value) if day is not None else "",
+            scorer=str(self.scorer.value),
+            lexical_weight=float(self.lexical.value),
+            recency_weight=float(self.recency.value),
+            recency_window_days=float(self.window.value),
+        )
+
+    def _quietly(self, change: Callable[[], None]) -> None:
+        """Change inputs without a refresh for each (the caller refreshes once)."""
+        self._quiet = True
+        try:
+            change()
+        finally:
+            self._quiet = False
+
+    def _on_change(self, change: dict[str, Any]) -> None:
+        if self._quiet:
+            return
+        if change["owner"] is self.dataset:  # a dataset brings its own clock and user
+
+            def reset() -> None:
+                spec = DATASETS[self.dataset.value]
+                self.as_of.value = parse_timestamp(spec.as_of, "as_of").date()
+                self.user.value = spec.default_user
+
+            self._quietly(reset)
+        if change["owner"] is self.scorer:  # a scorer starts from its own weights
+            self._quietly(lambda: self._preset(self.scorer.value))
+        self.refresh()
+
+    def _preset(self, scorer: str) -> None:
+        self.lexical.value, self.recency.value = SCORER_PRESETS[scorer]
+
+    def use_scorer(self, score: ScoreFunction | None) -> PlaygroundView:
+        """Register ``score`` (your scoring function) as the "yours" scorer and show it;
+        ``None`` removes it and goes back to coverage."""
+        self.catalog.use_scorer(score)
+
+        def switch() -> None:
+            self.scorer.options = scorer_options(self.catalog)
+            self.scorer.value = YOURS if score is not None else "coverage"
+            self._preset(self.scorer.value)
+
+        self._quietly(switch)
+        self.refresh()
+        assert self.view is not None
+        return self.view
+
+    def set(self, **changes: Any) -> PlaygroundView:
+        """Change inputs from code (``app.set(query="...", limit=3)``) and refresh once."""
+
+        def apply() -> None:
+            for name, value in changes.items():
+                if name == "as_of":
+                    self.as_of.value = parse_timestamp(value, "as_of").date()
+                else:
+                    self._controls[name].value = value
+
+        self._quietly(apply)
+        self.refresh()
+        assert self.view is not None
+        return self.view
+
+    def refresh(self) -> None:
+        state = self._read_state()
+        if not self.catalog.is_built(state.dataset, state.user):
+            self.status.value = (
+                f"<i>building the {html.escape(DATASETS[state.dataset].label)} store for "
+                f"{html.escape(state.user)} (once per kernel)…</i>"
+            )
+        try:
+            self.catalog.engine(state.dataset, state.user)  # builds it now if needed
+            start = time.perf_counter()
+            view = self.view_model(state, self.catalog)
+            middle = time.perf_counter()
+            css = "playground-summary" + (" playground-error" if view.error else "")
+            self.summary.value = (
+                f'<pre class="{css}" style="{_PRE};font-size:12px">'
+                f"{html.escape(summary_text(view))}</pre>"
+            )
+            self.chart.value = playground_svg(view)
+            self.table.value = hits_table_html(view)
+            self.context.value = context_html(view)
+        except Exception as exc:  # a bug must not show the student a traceback
+            self.table.value = (
+                f'<div class="playground-error">Internal error — {type(exc).__name__}: '
+                f"{html.escape(str(exc))}</div>"
+            )
+            self.status.value = ""
+            return
+        end = time.perf_counter()
+        self.state, self.view = state, view
+        self.timings = {"recall_view_ms": (middle - start) * 1e3, "refresh_ms": (end - start) * 1e3}
+        self.status.value = (
+            f'<span class="playground-timing">last update: recall + view model '
+            f"{self.timings['recall_view_ms']:.1f} ms · full refresh "
+            f"{self.timings['refresh_ms']:.1f} ms</span>"
+        )
+        for hook in self.after_refresh:
+            hook(self)
+
+
+def measure_refresh(
+    app: PlaygroundApp, states: Iterable[dict[str, Any]], *, repeat: int = 3
+) -> pd.DataFrame:
+    """Drive ``app`` through ``states`` (``app.set(**changes)``), ``repeat`` times each.
+
+    One row per (dataset, measure): median, p95 and max in ms over every refresh, beside
+    the budget. ``recall + view model`` is ``playground_view`` alone; ``full refresh``
+    adds the rendering handed to the widgets (the browser's drawing is measured by the
+    browser tests).
+    """
+    samples: dict[tuple[str, str], list[float]] = {}
+    for changes in states:
+        for _ in range(repeat):
+            app.set(**changes)
+            for measure, key in (
+                ("recall + view model", "recall_view_ms"),
+                ("full refresh", "refresh_ms"),
+            ):
+                samples.setdefault((app.state.dataset, measure), []).append(app.timings[key])
+    rows = []
+    for (dataset, measure), values in samples.items():
+        ordered = sorted(values)
+        rows.append(
+            {
+                "dataset": dataset,
+                "measure": measure,
+                "refreshes": len(values),
+                "median_ms": round(statistics.median(values), 1),
+                "p95_ms": round(
+                    ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1
+                ),
+                "max_ms": round(max(values), 1),
+                "budget_ms": 50 if measure == "recall + view model" else 300,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# -- your pipeline beside the library's (notebook 06's capstone) ---------------------------------
+
+AUTO_RECORDS = 2_000  # larger stores are compared on request only (a second or two each)
+
+
+@dataclass(frozen=True)
+class YoursView:
+    """Your run and the library's for one state (``error``: the query was rejected)."""
+
+    state: PlaygroundState
+    yours: tuple[str, ...]  # the contract names of the functions that are yours
+    comparison: Comparison | None
+    error: str | None = None
+    note: str | None = None  # the sliders' policy is not the chapter's
+
+    @property
+    def difference(self) -> tuple[str, str] | None:
+        return None if self.comparison is None else self.comparison.difference
+
+
+def yours_view(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline) -> YoursView:
+    """Run ``pipeline`` and the library's on ``state``'s query over every record (the
+    taught path). Your scorer implements the chapter's formula, so both use the
+    chapter's policy whatever the sliders say; ``note`` says so when they differ."""
+    try:
+        comparison = pipeline.compare(
+            state.query,
+            catalog.records(state.dataset, state.user),
+            user_scope=user_scope_for(state.user),
+            as_of=state.as_of,
+            limit=state.limit,
+            query_id=state.query_id,
+        )
+    except RemoteMemoryError as exc:
+        return YoursView(state, pipeline.yours, None, f"{type(exc).__name__}: {exc}")
+    sliders = (state.lexical_weight, state.recency_weight, state.recency_window_days)
+    note = None
+    chapter = (DEFAULT_LEXICAL_WEIGHT, DEFAULT_RECENCY_WEIGHT, DEFAULT_RECENCY_WINDOW_DAYS)
+    if sliders != chapter or state.scorer != "coverage":
+        note = (
+            "both columns use the chapter's scorer (0.85 / 0.15, 30 days), as your "
+            "score_recall_candidate does; the playground above uses the sliders' policy"
+        )
+    return YoursView(state, pipeline.yours, comparison, note=note)
+
+
+def _hit_cells(hit: Any) -> str:
+    if hit is None:
+        return "<td></td><td></td>"
+    return (
+        f'<td class="memory-id">{html.escape(hit.memory_id)}</td>'
+        f'<td class="total">{hit.score_breakdown.total:.6f}</td>'
+    )
+
+
+def yours_html(view: YoursView) -> str:
+    """The panel: whose functions run, both hit lists side by side, the first difference."""
+    whose = ", ".join(view.yours) if view.yours else "none yet (every stage is the library's)"
+    same = view.comparison is not None and view.difference is None
+    parts = [
+        '<div class="playground-yours-view" '
+        f'data-query="{html.escape(view.state.query)}" data-limit="{view.state.limit}" '
+        f'data-same="{"yes" if same else "no"}" style="font-size:12px;line-height:1.35">',
+        f"<b>your pipeline</b> · your functions: {html.escape(whose)}",
+    ]
+    if view.comparison is None:
+        error = html.escape(view.error or "")
+        return "".join([*parts, f'<div style="color:#a61b1b">Query rejected — {error}</div></div>'])
+    if view.note:
+        parts.append(f'<div style="color:#8a6d00">{html.escape(view.note)}</div>')
+    runs = (view.comparison.reference, view.comparison.yours)
+    ours, theirs = (run.result.hits if run.result else () for run in runs)
+    rows = []
+    for position in range(max(len(ours), len(theirs))):
+        a = ours[position] if position < len(ours) else None
+        b = theirs[position] if position < len(theirs) else None
+        equal = a is not None and a == b
+        rows.append(
+            f'<tr class="{"same" if equal else "differs"}"><td>{position + 1}</td>'
+            f"{_hit_cells(a)}{_hit_cells(b)}<td>{'=' if equal else '≠'}</td></tr>"
+        )
+    parts.append(
+        '<table class="playground-yours-hits" style="border-collapse:collapse">'
+        "<thead><tr><th>rank</th><th>library</th><th>total</th><th>yours</th><th>total</th>"
+        f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+    if view.difference is None:
+        verdict = (
+            "color:#1b7a3a",
+            "the same at every stage: normalize, candidate, score, stable rank, render",
+        )
+    else:
+        stage, detail = view.difference
+        verdict = (
+            "color:#a61b1b",
+            f"first difference at stage <b>{html.escape(stage)}</b>: {html.escape(detail)}",
+        )
+    parts.append(f'<div class="playground-yours-verdict" style="{verdict[0]}">{verdict[1]}</div>')
+    return "".join([*parts, "</div>"])
+
+
+class YoursPanel:
+    """A checkbox, a button and an HTML box under a ``PlaygroundApp``, refreshed with it.
+
+    It compares automatically on stores of up to ``AUTO_RECORDS`` records, on larger ones
+    when "compare now" is pressed; the checkbox turns it off.
+    """
+
+    def __init__(self, app: PlaygroundApp, pipeline: Pipeline) -> None:
+        import ipywidgets as w
+
+        self.pipeline = pipeline
+        self.view: YoursView | None = None
+        self.toggle = w.Checkbox(value=True, description="compare with your pipeline", indent=False)
+        self.button = w.Button(description="compare now")
+        self.output = w.HTML()
+        self.toggle.add_class("playground-yours-toggle")
+        self.button.add_class("playground-yours-now")
+        self.output.add_class("playground-yours")
+        self.widget = w.VBox([w.HBox([self.toggle, self.button]), self.output])
+        self.toggle.observe(lambda change: self.refresh(app), names="value")
+        self.button.on_click(lambda button: self.refresh(app, force=True))
+
+    def refresh(self, app: PlaygroundApp, *, force: bool = False) -> None:
+        self.view = None
+        if not self.toggle.value:
+            self.output.value = ""
+            return
+        state = app.state
+        size = len(app.catalog.records(state.dataset, state.user))
+        if size > AUTO_RECORDS and not force:
+            self.output.value = (
+                '<div class="playground-yours-paused" style="font-size:12px;color:#8a6d00">'
+                f"your pipeline reads all {size:,} records on every query: press "
+                "<i>compare now</i> to compare it with the library's for this state</div>"
+            )
+            return
+        try:
+            self.view = yours_view(state, app.catalog, self.pipeline)
+            self.output.value = yours_html(self.view)
+        except Exception as exc:  # a bug must not break the playground above it
+            self.view = None
+            self.output.value = (
+                f'<div class="playground-error">Internal error in the comparison — '
+                f"{type(exc).__name__}: {html.escape(str(exc))}</div>"
+            )
+
+
+_PANELS: weakref.WeakKeyDictionary[PlaygroundApp, YoursPanel] = weakref.WeakKeyDictionary()
+
+
+def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> YoursPanel:
+    """Show ``pipeline`` (``buildit.Pipeline.from_notebooks(".")``) beside the library's
+    under ``app``, after every refresh; a second call replaces the panel."""
+    previous = _PANELS.pop(app, None)
+    if previous is not None:
+        app.after_refresh.remove(previous.refresh)
+        app.widget.children = tuple(c for c in app.widget.children if c is not previous.widget)
+    panel = YoursPanel(app, pipeline)
+    _PANELS[app] = panel
+    app.after_refresh.append(panel.refresh)
+    app.widget.children = (*app.widget.children, panel.widget)
+    panel.refresh(app)
+    return panel
+
+
+# -- your turn ------------------------------------------------------------------------------------
+
+
+def check_isolation_query(
+    answer: object,
+    catalog: PlaygroundCatalog,
+    *,
+    users: Sequence[str] = (COURSE_USERS[0], COURSE_USERS[1]),
+    dataset: str = "course",
+) -> CheckResult:
+    """Self-check: a query that gives user A hits in ``dataset`` and user B none at all.
+
+    Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
+    """
+    first, second = users
+    clock = DATASETS[dataset].as_of
+
+    def judge(query: str) -> CheckResult:
+        a, b = (
+            playground_view(
+                PlaygroundState(query=query, user=user, dataset=dataset, as_of=clock), catalog
+            )
+            for user in users
+        )
+        if a.error or a.result is None or a.query is None:
+            return wrong(f"The query was rejected: {a.error}")
+        if not a.hit_ids:
+            return wrong(
+                f"{first} gets no hits either (searched {a.result.searched_records}): pick words "
+                f"from one of {first}'s records (try the playground with that user first)."
+            )
+        if b.hit_ids:
+            return wrong(
+                f"{second} also gets hits: {b.hit_ids} — records of {second}'s own that share a "
+                f"term with {a.query.terms}. Pick words only {first} used."
+            )
+        assert b.result is not None  # the same query and clock as a's: accepted too
+        scopes = {hit.scope.user_scope for hit in a.result.hits}
+        assert scopes == {a.user_scope}, scopes  # isolation, checked rather than assumed
+        return right(
+            f"{first} gets {len(a.hit_ids)} hit(s) {a.hit_ids}, all in user_scope "
+            f"{a.user_scope}; {second} searched {b.result.searched_records} of their own "
+            "records and found none. Same query, same pipeline: the store a query may read "
+            "is fixed by its user_scope."
+        )
+
+    return check_value(
+        answer, judge, placeholder="a query string", kind=str, described="a str (a query)"
+    )
