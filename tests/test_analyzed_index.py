@@ -156,3 +156,17 @@ def test_indexed_equals_taught_for_every_analysis(
                 assert json.dumps(fast.to_dict()) == json.dumps(taught.to_dict())
         if step == 0:
             apply(store, later, start=len(ops))  # the index follows appends and retractions
+
+
+def test_a_replaced_file_is_indexed_again(tmp_path) -> None:
+    first = RemoteMemoryStore(tmp_path / "m.jsonl", user_id="u")
+    apply(first, [("append", MemoryKind.CONVERSATION, "running memories", "Ann", TIMES[0], "s-0")])
+    apply(first, [("append", MemoryKind.CONVERSATION, "the lock", "Bob", TIMES[1], "s-0")], 1)
+    policy = CONFIGURATIONS["bm25-full"]
+    indexed = RecallEngine(first, policy=policy)
+    assert [h.memory_id for h in indexed.recall("run", as_of=CLOCKS[1]).hits] == ["m-000", "m-001"]
+    other = RemoteMemoryStore(tmp_path / "other.jsonl", user_id="u")
+    apply(other, [("append", MemoryKind.CONVERSATION, "running late", "Cy", TIMES[3], "s-1")], 7)
+    (tmp_path / "other.jsonl").replace(tmp_path / "m.jsonl")  # same user, other records
+    taught, fast = both(first, indexed, "run", 10, CLOCKS[1])
+    assert fast == taught and [h.memory_id for h in fast.hits] == ["m-007"]

@@ -48,6 +48,7 @@ from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, parse_timestamp
 __all__ = ["AnalyzedIndex", "DocsView"]
 
 _SLACK = 2e-6  # > 2 x the largest change round(x, 6) makes, plus float error
+_RECORDS_KEPT = 20_000  # records read back kept for the next queries (then read again)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class AnalyzedIndex:
         self._moves: list[tuple[np.ndarray, np.ndarray, float]] = []  # the slots' pairs
         self._lengths = np.zeros(0)  # each doc's length with its neighbours
         self._total: float = 0
+        self._records: dict[int, StoredMemory] = {}  # docs read back (a generation's lines)
+        self._placed: dict[int, tuple] = {}  # a doc's neighbours and terms, while they hold
 
     # -- keeping up with the chapter's index ----------------------------------------------
 
@@ -109,6 +112,7 @@ class AnalyzedIndex:
 
     def _place(self, view: DocsView, alive: np.ndarray) -> None:
         """Neighbour slots and context lengths for the live docs (the taught order)."""
+        self._placed = {}
         own = np.frombuffer(self._length, dtype=np.int32).astype(np.float64)
         self._slots = []
         if self.context:
@@ -258,27 +262,36 @@ class AnalyzedIndex:
             doc: [(int(slot[doc]), w, d) for slot, w, d in self._slots if slot[doc] >= 0]
             for doc in docs
         }
-        wanted_docs = sorted({*docs, *(m for v in near_docs.values() for m, _, _ in v)})
-        record_of = dict(zip(wanted_docs, view.load(wanted_docs), strict=True))
+        wanted_docs = {*docs, *(m for v in near_docs.values() for m, _, _ in v)}
+        missing = sorted(wanted_docs - self._records.keys())
+        if len(self._records) + len(missing) > _RECORDS_KEPT:
+            self._records.clear()
+            missing = sorted(wanted_docs)
+        self._records.update(zip(missing, view.load(missing), strict=True))
+        record_of = self._records
         wanted = sorted(set(query.terms))
         made = []
         for doc in docs:
             record = record_of[doc]
             own = text_terms(record.summary + " " + record.content, self.analyzer)
             if self.context:
-                around = [
-                    (
-                        Neighbour(record_of[m], d, w),
-                        text_terms(
-                            record_of[m].summary + " " + record_of[m].content, self.analyzer
-                        ),
+                placed = self._placed.get(doc)
+                if placed is None:  # the doc among its neighbours: the same for every query
+                    around = tuple(
+                        (
+                            Neighbour(record_of[m], d, w),
+                            text_terms(
+                                record_of[m].summary + " " + record_of[m].content, self.analyzer
+                            ),
+                        )
+                        for m, w, d in near_docs[doc]
                     )
-                    for m, w, d in near_docs[doc]
-                ]
-                nearby = frozenset().union(*(theirs.counts for _, theirs in around))
+                    nearby = frozenset().union(*(theirs.counts for _, theirs in around))
+                    placed = (around, nearby, tuple(sorted(nearby.union(own.terms))))
+                    self._placed[doc] = placed
+                around, nearby, searchable = placed
                 matched = tuple(t for t in wanted if t in own.counts or t in nearby)
                 frequencies, length, sources = in_context(record, own, around, matched)
-                searchable = tuple(sorted(nearby.union(own.terms)))
             else:
                 matched = tuple(t for t in wanted if t in own.counts)
                 frequencies, length = tuple(own.counts[t] for t in matched), own.length
