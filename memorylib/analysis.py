@@ -44,9 +44,9 @@ from types import MappingProxyType
 
 from .checks import require
 from .errors import RemoteMemoryValidationError
-from .explanation import QueryAnalysis, QueryTerm
+from .explanation import QueryAnalysis, QueryTerm, TermMatch
 from .query import char_class, normalize_text, term_counts
-from .records import RecallQuery
+from .records import RecallCandidate, RecallQuery
 
 __all__ = [
     "CHAPTER_ANALYZER",
@@ -62,6 +62,7 @@ __all__ = [
     "query_parameters",
     "query_term_weights",
     "stop_terms",
+    "term_matches",
     "text_terms",
 ]
 
@@ -345,3 +346,25 @@ def query_term_weights(text: str, analyzer: Analyzer, turn_decay: float) -> dict
         for term in text_terms(line, analyzer).counts:
             weights[term] = max(weights.get(term, 0.0), weight)
     return weights
+
+
+def term_matches(query: RecallQuery, candidate: RecallCandidate) -> tuple[TermMatch, ...]:
+    """Each matched term explained: the query words and steps it came from, its weight,
+    the frequency counted and (with context) the records it was counted in."""
+    told_of = {t.term: t for t in query.analysis.terms} if query.analysis is not None else {}
+    frequencies = candidate.term_frequencies or (0,) * len(candidate.matched_terms)
+    sources = candidate.term_sources or ((),) * len(candidate.matched_terms)
+    found = []
+    for term, tf, where in zip(candidate.matched_terms, frequencies, sources, strict=True):
+        told = told_of.get(term)
+        found.append(
+            TermMatch(
+                term=term,
+                words=told.words if told else (),
+                steps=told.steps if told else (),
+                weight=told.weight if told else 1.0,
+                frequency=round(float(tf), 6),
+                found_in=where,
+            )
+        )
+    return tuple(found)

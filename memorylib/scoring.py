@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 
-from .analysis import CHAPTER_ANALYZER, DIALOGUE_TURNS, Analyzer
+from .analysis import CHAPTER_ANALYZER, DIALOGUE_TURNS, Analyzer, term_matches
 from .candidates import CorpusStats, record_terms
 from .checks import require, require_number
 from .errors import RemoteMemoryValidationError
@@ -49,7 +49,6 @@ from .records import (
     RecallCandidate,
     RecallQuery,
     RecallScoreBreakdown,
-    TermMatch,
 )
 from .timestamps import age_in_days, parse_timestamp
 
@@ -248,10 +247,15 @@ def bm25_score(
     return score
 
 
-def evidence(query: RecallQuery, candidate: RecallCandidate, corpus: CorpusStats) -> float:
+def evidence(
+    query: RecallQuery,
+    candidate: RecallCandidate,
+    corpus: CorpusStats,
+    weights: Mapping[str, float] | None = None,
+) -> float:
     """The share of the query's idf the candidate matches (1.0: every term); with query
-    weights, of its weighted idf."""
-    weights = query_weights(query)
+    weights (``weights``, or else the query's own), of its weighted idf."""
+    weights = query_weights(query) if weights is None else weights
 
     def weighed(term: str) -> float:
         return idf(term, corpus) if weights is None else weights.get(term, 1.0) * idf(term, corpus)
@@ -271,28 +275,6 @@ def analysis_parameters(policy: ScoringPolicy) -> tuple[tuple[str, str], ...]:
     if policy.context:
         found += (("context", " ".join(f"{w:g}" for w in policy.context)),)
     return found
-
-
-def _term_matches(query: RecallQuery, candidate: RecallCandidate) -> tuple[TermMatch, ...]:
-    """Each matched term explained: the query words and steps it came from, its weight,
-    the frequency counted and (with context) the records it was counted in."""
-    told_of = {t.term: t for t in query.analysis.terms} if query.analysis is not None else {}
-    frequencies = candidate.term_frequencies or (0,) * len(candidate.matched_terms)
-    sources = candidate.term_sources or ((),) * len(candidate.matched_terms)
-    found = []
-    for term, tf, where in zip(candidate.matched_terms, frequencies, sources, strict=True):
-        told = told_of.get(term)
-        found.append(
-            TermMatch(
-                term=term,
-                words=told.words if told else (),
-                steps=told.steps if told else (),
-                weight=told.weight if told else 1.0,
-                frequency=round(float(tf), 6),
-                found_in=where,
-            )
-        )
-    return tuple(found)
 
 
 def _parameters(policy: ScoringPolicy, corpus: CorpusStats | None) -> tuple[tuple[str, float], ...]:
@@ -324,7 +306,7 @@ def explained(
         breakdown,
         analyzer=policy.analyzer.name,
         analysis_parameters=analysis_parameters(policy),
-        term_matches=_term_matches(query, candidate),
+        term_matches=term_matches(query, candidate),
     )
 
 
@@ -353,7 +335,8 @@ def score_recall_candidate(
     moment = parse_timestamp(as_of, "as_of")
     coverage = len(candidate.matched_terms) / len(query.terms)
     recency = recency_score(age_in_days(candidate.captured_at, moment), policy.recency_window_days)
-    raw = bm25_score(candidate, corpus, policy, query_weights(query)) if policy.uses_bm25 else None
+    weights = query_weights(query)
+    raw = bm25_score(candidate, corpus, policy, weights) if policy.uses_bm25 else None
     if policy.scorer == "coverage":
         lexical = coverage
     elif policy.scorer == "bm25":
@@ -364,7 +347,7 @@ def score_recall_candidate(
     lexical_part = policy.lexical_weight * lexical
     recency_part = policy.recency_weight * recency
     share = (
-        evidence(query, candidate, corpus)
+        evidence(query, candidate, corpus, weights)
         if corpus is not None and (policy.uses_bm25 or policy.min_evidence)
         else None
     )
