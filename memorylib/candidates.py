@@ -151,7 +151,7 @@ class Context:
     length: float
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=4)  # a few stores: each entry holds all their records
 def contexts(
     searched: tuple[StoredMemory, ...], analyzer: Analyzer, weights: tuple[float, ...]
 ) -> Mapping[str, Context]:
