@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from . import wiring
 from .checks import require
 from .engine import RecallEngine
 from .errors import RemoteMemoryError
@@ -29,17 +30,12 @@ __all__ = [
     "set_default_engine",
 ]
 
-# The engine recall_history uses when it is given none. ``memorylib/__init__.py``, the
-# one place that wires the package together, sets it to the lazily created teaching
-# runtime's engine; this module never imports the runtime, which sits above it.
-_default_engine: Callable[[], RecallEngine] | None = None
-
 
 def set_default_engine(factory: Callable[[], RecallEngine] | None) -> None:
     """Where ``recall_history`` gets its engine when none is passed: ``factory()`` is
-    called at each such call (``import memorylib`` sets the teaching runtime's)."""
-    global _default_engine
-    _default_engine = factory
+    called at each such call (``import memorylib`` sets the teaching runtime's; it is kept
+    in ``memorylib.wiring``, so this module never imports the runtime above it)."""
+    wiring.engine_factory = factory
 
 
 RECALL_HISTORY_TOOL: dict[str, Any] = {
@@ -99,9 +95,9 @@ def recall_history(
     ``import memorylib``, the lazily created teaching runtime's).
     """
     if engine is None:
-        if _default_engine is None:
+        if wiring.engine_factory is None:
             raise RuntimeError("no engine given and no default set (tool.set_default_engine)")
-        engine = _default_engine()
+        engine = wiring.engine_factory()
     engine = require(engine, RecallEngine, "engine")
     result = engine.recall(query, limit=limit, as_of=as_of, query_id=query_id)
     return json.dumps(result.to_dict(), ensure_ascii=False)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -96,7 +97,9 @@ def test_import_memorylib_loads_neither_filelock_nor_asyncio_nor_sqlite3() -> No
     first write, and the renderer escapes without xml.sax (which imports urllib, http,
     email and ssl): together they were about half of what ``import memorylib`` cost."""
     code = (  # what the interpreter had loaded before (urllib.parse, by site) does not count
-        "import sys; before = set(sys.modules); import memorylib; "
+        "import sys; before = set(sys.modules); "
+        "from memorylib import RecallEngine, RemoteMemoryStore, recall_history, "
+        "render_recall_context; "
         "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in "
         "('filelock', 'asyncio', 'sqlite3', 'xml', 'urllib', 'http', 'email', 'ssl')))"
     )
@@ -127,7 +130,7 @@ def test_the_first_write_imports_filelock_and_locks(tmp_path: Path) -> None:
 
 def test_import_memorylib_loads_no_fast_path_and_no_notebook_stack() -> None:
     code = (
-        "import sys, memorylib; "
+        "import sys, memorylib; from memorylib import *; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('numpy', 'pandas', 'matplotlib', 'ipywidgets', 'anthropic', 'sqlite3', 'psycopg', "
         "'psycopg_pool', 'stopwords', 'snowballstemmer', 'Stemmer', 'jieba') "
@@ -151,6 +154,40 @@ def test_the_named_configurations_load_no_analyzer_package_until_used() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_a_bare_import_memorylib_loads_only_the_package_and_its_wiring() -> None:
+    """Every public name is imported on first use (PEP 562), so ``import memorylib``, which
+    every command-line call and many notebook cells pay, loads two small files; the names
+    themselves are all there, the tool's default engine is wired, and ``dir`` lists them."""
+    code = (
+        "import sys, memorylib; "
+        "print(sorted(m for m in sys.modules if m.startswith('memorylib'))); "
+        "print(memorylib.wiring.engine_factory is not None); "
+        "print(all(getattr(memorylib, n) is not None for n in memorylib.__all__)); "
+        "print(set(memorylib.__all__) <= set(dir(memorylib)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.split("\n")[:4] == [
+        "['memorylib', 'memorylib.wiring']",
+        "True",
+        "True",
+        "True",
+    ]
+
+
+def test_every_public_name_comes_from_the_module_the_package_says() -> None:
+    import memorylib
+
+    assert set(memorylib.__all__) == set(memorylib._EXPORTS)
+    for name, module in memorylib._EXPORTS.items():
+        assert getattr(memorylib, name) is getattr(
+            importlib.import_module(f"memorylib.{module}"), name
+        )
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        memorylib.nonsense  # noqa: B018
 
 
 def test_the_layer_contract_holds() -> None:
