@@ -59,8 +59,10 @@ __all__ = [
     "TextTerms",
     "analyze_query",
     "analyzed_occurrences",
+    "cjk_terms",
     "query_parameters",
     "query_term_weights",
+    "stem",
     "stop_terms",
     "term_matches",
     "text_terms",
@@ -182,8 +184,9 @@ def _stemmer(language: str) -> object:
     return snowballstemmer.stemmer(language)
 
 
-@functools.cache
-def _stem(language: str, word: str) -> str:
+@functools.lru_cache(maxsize=1 << 18)
+def stem(language: str, word: str) -> str:
+    """The Snowball stem of ``word`` (cached per word)."""
     stemmer = _stemmer(language)
     with _LOCK:
         return stemmer.stemWord(word)  # type: ignore[attr-defined]
@@ -214,6 +217,20 @@ def _segment(run: str) -> tuple[str, ...]:
 # -- analysis -------------------------------------------------------------------------------------
 
 
+def cjk_terms(run: str, analyzer: Analyzer) -> list[tuple[str, str]]:
+    """``(term, step)`` of one run of Chinese characters: the chapter's bigrams (a lone
+    character: itself), then jieba's words, then the single characters, as the analyzer
+    asks (stopwords not yet dropped)."""
+    if len(run) == 1:  # the chapter: a lone character stays a unigram
+        return [(run, "unigram")]
+    found = [(run[i : i + 2], "bigram") for i in range(len(run) - 1)]
+    if analyzer.cjk_segmenter:
+        found += [(word, "segment") for word in _segment(run)]
+    if analyzer.cjk_unigrams:
+        found += [(char, "unigram") for char in run]
+    return found
+
+
 def analyzed_occurrences(normalized: str, analyzer: Analyzer) -> Iterator[tuple[str, str, str]]:
     """``(term, step, word)`` for every term occurrence of already-normalized text, in text
     order (a CJK run's bigrams, then its segments, then its unigrams), repeats included.
@@ -225,20 +242,12 @@ def analyzed_occurrences(normalized: str, analyzer: Analyzer) -> Iterator[tuple[
             if run in stop:
                 continue
             if analyzer.stemmer:
-                stem = _stem(analyzer.stemmer, run)
-                yield stem, ("word" if stem == run else "stem"), run
+                stemmed = stem(analyzer.stemmer, run)
+                yield stemmed, ("word" if stemmed == run else "stem"), run
             else:
                 yield run, "word", run
         elif kind == "cjk":
-            if len(run) == 1:  # the chapter: a lone character stays a unigram
-                found = [(run, "unigram")]
-            else:
-                found = [(run[i : i + 2], "bigram") for i in range(len(run) - 1)]
-                if analyzer.cjk_segmenter:
-                    found += [(word, "segment") for word in _segment(run)]
-                if analyzer.cjk_unigrams:
-                    found += [(char, "unigram") for char in run]
-            for term, step in found:
+            for term, step in cjk_terms(run, analyzer):
                 if term not in stop:
                     yield term, step, run
 

@@ -30,8 +30,10 @@ from memorylib.analysis import (
     DIALOGUE_TURNS,
     ENGLISH_ANALYZER,
     FULL_ANALYZER,
+    text_terms,
 )
 from memorylib.evaluation import CONFIGURATIONS
+from memorylib.fast.analyzed import analyzed_counts
 
 WORDS = ["run", "running", "runs", "the", "a", "memory", "memories", "Lock", "don't", "new"]
 HAN = ["记忆", "分层", "系统", "的", "我们", "检索", "记"]
@@ -170,3 +172,20 @@ def test_a_replaced_file_is_indexed_again(tmp_path) -> None:
     (tmp_path / "other.jsonl").replace(tmp_path / "m.jsonl")  # same user, other records
     taught, fast = both(first, indexed, "run", 10, CLOCKS[1])
     assert fast == taught and [h.memory_id for h in fast.hits] == ["m-007"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(
+            list("abcXYZ _-'’.,0129")
+            + list("记忆分层系统的我们检索上下")
+            + ["é", "e", "\u0301", "ß", "ｆ", "，", "Ω", "\u0915", "\u093f", "\u3000", "\n"]
+        ),
+        max_size=40,
+    )
+    | st.text(max_size=30),
+    analyzer=st.sampled_from([CHAPTER_ANALYZER, ENGLISH_ANALYZER, CHINESE_ANALYZER, FULL_ANALYZER]),
+)
+def test_the_index_analyzes_a_text_as_the_taught_stage_does(text: str, analyzer) -> None:
+    assert analyzed_counts(text, analyzer) == dict(text_terms(text, analyzer).counts)

@@ -38,17 +38,36 @@ from datetime import datetime
 
 import numpy as np
 
-from memorylib.analysis import Analyzer, text_terms
+from memorylib.analysis import Analyzer, cjk_terms, stem, stop_terms, text_terms
 from memorylib.candidates import CorpusStats, Neighbour, in_context
 from memorylib.ranking import stable_rank_recall_candidates
 from memorylib.records import RecallCandidate, RecallHit, RecallQuery, StoredMemory
 from memorylib.scoring import ScoringPolicy, bm25_score, idf, query_weights
 from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros, parse_timestamp
 
-__all__ = ["AnalyzedIndex", "DocsView"]
+from .tokenizer import fold_case, runs
+
+__all__ = ["AnalyzedIndex", "DocsView", "analyzed_counts"]
 
 _SLACK = 2e-6  # > 2 x the largest change round(x, 6) makes, plus float error
 _RECORDS_KEPT = 20_000  # records read back kept for the next queries (then read again)
+
+
+def analyzed_counts(text: str, analyzer: Analyzer) -> dict[str, int]:
+    """``analysis.text_terms(text, analyzer).counts``, quicker (the tokenizer's regexes
+    instead of a loop over characters, nothing cached): for building the index."""
+    words, han_runs = runs(fold_case(text))
+    stop = stop_terms(analyzer.stopwords)
+    counts: dict[str, int] = {}
+    for word in words:
+        if word not in stop:
+            term = stem(analyzer.stemmer, word) if analyzer.stemmer else word
+            counts[term] = counts.get(term, 0) + 1
+    for run in han_runs:
+        for term, _ in cjk_terms(run, analyzer):
+            if term not in stop:
+                counts[term] = counts.get(term, 0) + 1
+    return counts
 
 
 @dataclass(frozen=True)
@@ -96,13 +115,13 @@ class AnalyzedIndex:
         for start in range(0, len(new), 4096):
             chunk = new[start : start + 4096]
             for doc, record in zip(chunk, view.load(chunk), strict=True):
-                terms = text_terms(record.summary + " " + record.content, self.analyzer)
-                for term, count in terms.counts.items():
+                counts = analyzed_counts(record.summary + " " + record.content, self.analyzer)
+                for term, count in counts.items():
                     self._docs[term].append(doc)
                     self._counts[term].append(count)
-                    self._arrays.pop(term, None)
-                self._length.append(terms.length)
+                self._length.append(sum(counts.values()))
                 self._source.append(record.source.source_id)
+            self._arrays.clear()
         self._size = len(view.ids)
         alive = view.alive[: self._size]
         key = alive.tobytes() + self._size.to_bytes(8, "little")

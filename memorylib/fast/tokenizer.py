@@ -34,6 +34,7 @@ __all__ = [
     "LONE_BASE",
     "fold_case",
     "narrow_fullwidth",
+    "runs",
     "spread",
     "term_key",
     "term_pairs",
@@ -132,6 +133,16 @@ def unique_terms(normalized: str) -> set[str]:
         else:  # character bigrams: run[i] + run[i + 1]
             found.update(map(operator.add, run[:-1], run[1:]))
     return found
+
+
+def runs(folded: str) -> tuple[list[str], list[str]]:
+    """Every word and every maximal CJK run of folded text (``fold_case``), repeats kept,
+    as the reference's ``char_class`` groups them (for the analyzers' index)."""
+    if folded.isascii():
+        return _ASCII_WORD.findall(folded), []
+    rules = _rules()
+    words = rules.plain if rules.marks.isdisjoint(folded) else rules.full
+    return words.findall(folded), rules.han.findall(folded)
 
 
 def terms(text: str) -> tuple[str, ...]:
