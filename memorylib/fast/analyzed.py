@@ -101,6 +101,7 @@ class AnalyzedIndex:
         self._alive_key: bytes | None = None  # which docs the neighbours were built for
         self._slots: list[tuple[np.ndarray, float, int]] = []  # (neighbour of each doc, w, d)
         self._moves: list[tuple[np.ndarray, np.ndarray, float]] = []  # the slots' pairs
+        self._inverse: list[tuple[np.ndarray, float]] = []  # per slot: whose neighbour a doc is
         self._lengths = np.zeros(0)  # each doc's length with its neighbours
         self._total: float = 0
         self._records: dict[int, StoredMemory] = {}  # docs read back (a generation's lines)
@@ -154,10 +155,14 @@ class AnalyzedIndex:
                             else:
                                 slot[at[:-distance]] = at[distance:]
                     self._slots.append((slot, weight, distance))
-        self._moves = []
+        self._moves, self._inverse = [], []
         for slot, weight, _ in self._slots:
             at = np.flatnonzero(slot >= 0)
             self._moves.append((at, slot[at], weight))
+            if len(at):  # slot[a] = t: a's neighbour is t, so t's count reaches a
+                inverse = np.full(self._size, -1, dtype=np.int64)
+                inverse[slot[at]] = at
+                self._inverse.append((inverse, weight))
         lengths = own.copy()
         for at, there, weight in self._moves:  # the taught sum's order: slot by slot
             lengths[at] += weight * own[there]
@@ -181,35 +186,32 @@ class AnalyzedIndex:
         """The taught hits of ``query`` (analyzed for ``policy``) and its candidate count."""
         self.sync(view)
         alive = view.alive[: self._size]
-        n = self._size
         searched = int(alive.sum())
         terms = sorted(set(query.terms))
         frequency: dict[str, int] = dict.fromkeys(query.terms, 0)
         found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        levels = np.zeros(n, dtype=np.int64)
         for term in terms:
             docs, counts = self._postings(term) if term in self._docs else (None, None)
             if docs is None:
                 continue
-            if self._slots:  # the holders, and (weighted) the docs next to them
-                own = np.zeros(n)
-                own[docs] = counts
-                tf = own.copy()
-                for at, there, weight in self._moves:  # at[i]'s neighbour is there[i]
-                    tf[at] += weight * own[there]
-                docs = np.flatnonzero((tf > 0) & alive)
-                counts = tf[docs]
-            else:
-                keep = alive[docs]
-                docs, counts = docs[keep], counts[keep]
+            if self._inverse:  # the holders, and (weighted) the docs next to them
+                parts, values = [docs], [counts]
+                for inverse, weight in self._inverse:  # inverse[d]: whose neighbour d is
+                    next_to = inverse[docs]
+                    there = next_to >= 0
+                    parts.append(next_to[there])
+                    values.append(weight * counts[there])
+                docs, at = np.unique(np.concatenate(parts), return_inverse=True)
+                counts = np.bincount(at, weights=np.concatenate(values), minlength=len(docs))
+            keep = alive[docs]
+            docs, counts = docs[keep], counts[keep]
             if len(docs):
                 found[term] = (docs, counts)
                 frequency[term] = len(docs)
-                levels[docs] += 1
         corpus = CorpusStats(searched, self._total, frequency)
-        matched = np.flatnonzero(levels)
-        if not len(matched):
+        if not found:
             return (), 0
+        matched = np.unique(np.concatenate([docs for docs, _ in found.values()]))
         chosen, corpus = self._shortlist(query, policy, moment, view, corpus, found, matched)
         candidates = self._candidates(query, chosen, view)
         hits = stable_rank_recall_candidates(
@@ -228,17 +230,18 @@ class AnalyzedIndex:
         matched: np.ndarray,
     ) -> tuple[list[int], CorpusStats]:
         """Docs that certainly hold the top ``limit`` (within rounding of the limit-th)."""
-        n, weights = self._size, query_weights(query)
+        weights = query_weights(query)
         k1, b = policy.bm25_k1, policy.bm25_b
         average = corpus.average_length
-        norm = k1 * (1.0 - b + b * self._lengths / average) if average else np.full(n, k1)
-        raw, share, levels = np.zeros(n), np.zeros(n), np.zeros(n)
+        lengths = self._lengths[matched]
+        norm = k1 * (1.0 - b + b * lengths / average) if average else np.full(len(matched), k1)
+        raw, share, levels = np.zeros(len(matched)), np.zeros(len(matched)), np.zeros(len(matched))
         for term, (docs, tf) in found.items():
+            at = np.searchsorted(matched, docs)  # every doc of a term is among the matched
             weight = idf(term, corpus) * (1.0 if weights is None else weights.get(term, 1.0))
-            raw[docs] += weight * tf * (k1 + 1.0) / (tf + norm[docs])
-            share[docs] += weight
-            levels[docs] += 1
-        raw, share, levels = raw[matched], share[matched], levels[matched]
+            raw[at] += weight * tf * (k1 + 1.0) / (tf + norm[at])
+            share[at] += weight
+            levels[at] += 1
         if policy.scorer == "bm25":
             lexical = raw
         elif policy.scorer == "bm25+recency":
