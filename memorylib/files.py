@@ -205,7 +205,7 @@ def _cut_back(
             _UNRECORDED.setdefault(os.path.abspath(marker), []).append(entry)
         store = marker.with_name(marker.name.removesuffix(".needs-repair"))
         what = (
-            f"{marker.name} marks it, and every writer refuses"
+            f"{marker.name} marks it, and every reader and writer refuses"
             if recorded
             else f"{marker.name} could not be written (in full): only this process knows "
             "which bytes, other processes may not be warned"

@@ -111,6 +111,8 @@ STYLER_TEXT_CHECKED = NAVIGATION_CHECKED
 # "Your turn" is committed unanswered, and nothing in it shows an answer.
 EXERCISE_CHECKED = [
     "01_stored_records",
+    "02_normalize",
+    "03_candidates",
     "07_failures_and_recovery",
     "07b_retraction",
     "08_query_playground",

@@ -3,9 +3,9 @@
 Nothing here is imported by ``import memorylib``: pandas, matplotlib and ipywidgets
 load only when a notebook imports one of these modules.
 
-* View modules, one per notebook topic: ``records_views`` (00, 01), ``normalize_views``
-  (02), ``candidate_views`` and ``scaling`` (03), ``scoring_views`` (04), ``rank_views``
-  (05), ``render_views`` (06, 06b), ``failure_views`` (07), ``retraction_views`` (07b),
+* View modules, one per notebook topic: ``records_views`` (00, 01), ``scaling`` (the
+  index benchmark, once in 03, moving to 11), ``render_views`` (06, 06b),
+  ``failure_views`` (07), ``retraction_views`` (07b),
   ``playground`` (08: its state -> view function and the widget box), ``live_agent``
   (09), ``ranker_views`` (10) and ``service_views`` (11). A view module never imports
   another one (import-linter's independence contract in ``pyproject.toml``).
@@ -16,10 +16,11 @@ load only when a notebook imports one of these modules.
   bars, recency curves, bump charts, the funnel, one colour per meaning), ``exercises``
   (the one exercise engine: every "Your turn" check, its verdicts, their text and HTML,
   function exercises checked on worked examples and generated cases, value checks and
-  quiz questions), ``buildit`` (the build-it exercises of 02-06 on that engine, and
-  notebook 06's pipeline of them), ``analysis`` (language and label statistics of the
-  course data) and ``failure_race`` (the multi-process race; standard library and
-  memorylib only, because every spawned contender imports it).
+  quiz questions), ``buildit`` (the build-it exercises of 02-06 on that engine, the
+  "Your turn" checks of 02, 03, 04 and 05, and notebook 06's pipeline of them),
+  ``analysis`` (language and label statistics of the course data) and ``failure_race``
+  (the multi-process race; standard library and memorylib only, because every spawned
+  contender imports it).
 
 Imports follow one convention: pandas and matplotlib at module level, always as
 ``import pandas as pd`` and ``import matplotlib.pyplot as plt`` (plus ``import matplotlib``

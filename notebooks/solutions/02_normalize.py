@@ -3,7 +3,8 @@
 Predict the terms of ``EXERCISE_TEXT = "ＳＱＬｉｔｅ  WAL 持久化方案"``:
 NFKC turns the fullwidth ``ＳＱＬｉｔｅ`` into ``SQLite``, casefold makes it
 ``sqlite``, ``WAL`` becomes ``wal``, and the Chinese run 持久化方案 gives its four
-overlapping bigrams. Terms are sorted and unique (ASCII sorts before CJK).
+overlapping bigrams. Any order is accepted; the contract lists them sorted by code
+point (ASCII before CJK), as here.
 """
 
-predicted_terms = ("sqlite", "wal", "久化", "化方", "持久", "方案")
+my_predicted_terms = ("sqlite", "wal", "久化", "化方", "持久", "方案")

@@ -1,14 +1,17 @@
 """Reference solution for notebook 03 (candidates), "Your turn".
 
-"what is the status of the recall index" makes 40 of Mei's 69 searched records
-candidates, mostly through the/is/of/what and the project-wide word "recall".
-Keeping only the two words that are specific to the record wanted (mei-conv-056,
-"Recall index status: ...") leaves 4 candidates, the status record among them.
+"how did we make the lock file work on windows" makes 34 of Mei's 69 searched records
+candidates: "the" alone is in 32, "on" in 12, "file" in 11, and "work" is in no record
+(mei-conv-067 says "works": terms are whole words). The two words that are rare and in
+mei-conv-067 ("The store's lock file now works on Windows too.") are "lock" (3 records)
+and "windows" (3: one of them speaks of recency windows): together 4 candidates, the
+lock-file record among them, sharing both terms. "windows" alone makes 3 but is one lucky
+word, which the check refuses; "lock file windows" makes 12 ("file" is everywhere).
 """
 
-quiet_query = "index status"
+my_quiet_query = "lock windows"
 
 # Optional stretch: keep mei-conv-035 (the result cache, "召回结果按 query 和 store 版本缓存，
 # 文件一追加缓存就失效。") among at most 2 candidates. 召回 and 结果 are this team's "the";
 # 缓存 (cache) is in no other record's Chinese. 版本缓存 gives 2 (版本 is in one more).
-cache_query = "缓存"
+my_cache_query = "缓存"

@@ -18,7 +18,9 @@ counterexample and a hint from the stage's catalogue of typical mistakes.
 (notebook 06) runs your functions as one pipeline (``Pipeline``, ``compare_on_corpus``).
 
 One module per stage (``normalize``, ``candidates``, ``scoring``, ``ranking``,
-``render``: worked examples, a strategy of generated inputs, typical mistakes), the
+``render``: worked examples, a strategy of generated inputs, typical mistakes; 02's and
+03's "Your turn" checks live in their stage's module too: ``normalize.check_predicted_terms``,
+``candidates.check_quiet_query`` and ``candidates.check_cache_query``), the
 records they share (``fixtures``), the closed source (``reference``) and the capstone
 (``pipeline``). A shared notebook helper: it imports no view module.
 """

@@ -1,4 +1,5 @@
-"""Stage 2 build-it (notebook 03): ``build_recall_candidates``.
+"""Stage 2 exercises (notebook 03): the build-it ``build_recall_candidates``, and the
+"Your turn" checks ``check_quiet_query`` (and its optional stretch ``check_cache_query``).
 
 Checked against ``memorylib.candidates`` on what the chapter's contract fixes: which
 records are candidates and in what order, the stored record itself (not a copy), the
@@ -9,11 +10,16 @@ searchable and matched terms, ``captured_at`` as a datetime, ``searched_records`
 Generated stores hold a few conversations, profiles and retractions whose text uses the
 query's words in other cases, in fullwidth, with punctuation, as parts of longer words
 ("memorylib") and in Chinese, so normalizing, term matching and the kinds all matter.
+
+"Your turn" asks for a rewrite of ``QUIET_QUESTION`` (a question the notebook never runs)
+that keeps ``QUIET_TARGET`` a candidate among at most ``QUIET_MAX_CANDIDATES`` in Mei's
+store, with at least two of its terms in the target: one lucky word is not a rewrite.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,7 +28,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from memorylib.candidates import CandidateSet, build_recall_candidates
-from memorylib.errors import RemoteMemoryScopeError
+from memorylib.datasets import COURSE_AS_OF, COURSE_USERS, course_records
+from memorylib.errors import RemoteMemoryError, RemoteMemoryScopeError
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
@@ -34,12 +41,29 @@ from memorylib.notebook.buildit.fixtures import (
     show_records,
     words,
 )
-from memorylib.notebook.exercises import Call, FunctionExercise, Malformed, Mistake, Named
-from memorylib.query import extract_terms, normalize_text
+from memorylib.notebook.exercises import (
+    Call,
+    CheckResult,
+    FunctionExercise,
+    Malformed,
+    Mistake,
+    Named,
+    check_value,
+    right,
+    wrong,
+)
+from memorylib.query import extract_terms, normalize_recall_query, normalize_text
 from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
 from memorylib.timestamps import parse_timestamp
 
-__all__ = ["BUILD_RECALL_CANDIDATES"]
+__all__ = [
+    "BUILD_RECALL_CANDIDATES",
+    "CACHE_TARGET",
+    "QUIET_QUESTION",
+    "QUIET_TARGET",
+    "check_cache_query",
+    "check_quiet_query",
+]
 
 # Query words, and the record words that test them (plain ones first: hypothesis shrinks
 # towards them): other case, fullwidth, punctuation, longer words that contain them, Chinese.
@@ -388,3 +412,71 @@ BUILD_RECALL_CANDIDATES = FunctionExercise(
         ),
     ),
 )
+
+
+# -- "Your turn": a quieter query ---------------------------------------------------------------
+
+QUIET_QUESTION = "how did we make the lock file work on windows"
+QUIET_TARGET = "mei-conv-067"  # "The store's lock file now works on Windows too."
+QUIET_MAX_CANDIDATES = 5
+CACHE_TARGET = "mei-conv-035"  # the optional stretch: the result-cache record, in Chinese
+CACHE_MAX_CANDIDATES = 2
+
+
+def check_quiet_query(answer: object) -> CheckResult:
+    """A rewrite of ``QUIET_QUESTION``: ``QUIET_TARGET`` stays a candidate in Mei's store,
+    among at most ``QUIET_MAX_CANDIDATES``, and shares at least two terms with the query."""
+    return _check_query(
+        answer, QUIET_TARGET, QUIET_MAX_CANDIDATES, 2, "your rewritten query (a str)"
+    )
+
+
+def check_cache_query(answer: object) -> CheckResult:
+    """The optional stretch: ``CACHE_TARGET`` among at most ``CACHE_MAX_CANDIDATES``
+    (one rare word of the record's own is the find here)."""
+    return _check_query(answer, CACHE_TARGET, CACHE_MAX_CANDIDATES, 1, "your query (a str)")
+
+
+def _check_query(
+    answer: object, target: str, max_candidates: int, min_shared: int, placeholder: str
+) -> CheckResult:
+    def judge(text: str) -> CheckResult:
+        records = course_records(COURSE_USERS[0])  # built once, then cached
+        try:
+            query = normalize_recall_query(
+                text,
+                user_scope=records[0].user_scope,
+                query_id="q-03-check",
+                issued_at=COURSE_AS_OF,
+            )
+        except RemoteMemoryError as error:
+            return wrong(f"Stage 1 rejects that query: {type(error).__name__}: {error}")
+        found = build_recall_candidates(query, records)
+        shared = {c.record.memory_id: c.matched_terms for c in found.candidates}.get(target)
+        if shared is None:
+            return wrong(
+                f"Not yet: {target} is no longer a candidate, so no later stage can rank it. "
+                "Keep words its summary or content holds (whole terms, not parts of words)."
+            )
+        if len(shared) < min_shared:
+            return wrong(
+                f"Not yet: {target} shares only {' | '.join(shared)} with your query. One word "
+                "is a lucky guess, not a rewritten question: keep at least two words the record "
+                "holds, and drop the ones that many records share."
+            )
+        if found.candidate_records > max_candidates:
+            per_term = Counter(t for c in found.candidates for t in c.matched_terms)
+            busiest = sorted(per_term.items(), key=lambda item: (-item[1], item[0]))[:3]
+            noisy = ", ".join(f"{term!r} ({n})" for term, n in busiest)
+            return wrong(
+                f"Not yet: {found.candidate_records} candidates (at most {max_candidates} "
+                f"wanted). The terms that bring in the most records: {noisy}."
+            )
+        return right(
+            f"Right: {found.candidate_records} candidate(s) of {found.searched_records} "
+            f"searched, and {target} is one of them (it shares {' | '.join(shared)})."
+        )
+
+    return check_value(
+        answer, judge, placeholder=placeholder, kind=str, described="a str (a query)"
+    )

@@ -1,4 +1,5 @@
-"""Stage 1 build-it (notebook 02): ``normalize_text`` and ``extract_terms``.
+"""Stage 1 exercises (notebook 02): the build-it ``normalize_text`` and ``extract_terms``,
+and the "Your turn" check ``check_predicted_terms``.
 
 Checked against ``memorylib.query``. Generated texts mix what the contract must fold:
 ASCII in both cases, digits and ``_``, spaces, tabs, newlines, the ideographic and
@@ -6,6 +7,10 @@ no-break spaces, punctuation, fullwidth forms, a ligature, a circled digit, Chin
 accented letter, a combining mark, ß, Cyrillic and Greek (final sigma), and ǰ (which
 casefolding leaves un-normalized). ``extract_terms`` gets already-normalized text, as
 its contract says.
+
+"Your turn" asks for the terms of ``EXERCISE_TEXT``, a text the notebook never
+normalizes; any order is right (the contract sorts by code point, which nobody does by
+eye), each term once.
 """
 
 from __future__ import annotations
@@ -18,10 +23,21 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from memorylib.notebook.exercises import Call, FunctionExercise, Malformed, Mistake, Named
+from memorylib.notebook.exercises import (
+    Call,
+    CheckResult,
+    FunctionExercise,
+    Malformed,
+    Mistake,
+    Named,
+    check_value,
+    expect_sequence,
+    right,
+    wrong,
+)
 from memorylib.query import char_class, extract_terms, is_cjk, normalize_text
 
-__all__ = ["EXTRACT_TERMS", "NORMALIZE_TEXT"]
+__all__ = ["EXERCISE_TEXT", "EXTRACT_TERMS", "NORMALIZE_TEXT", "check_predicted_terms"]
 
 # the simplest characters first: hypothesis shrinks a character towards the start
 ALPHABET = (
@@ -250,7 +266,7 @@ EXTRACT_TERMS = FunctionExercise(
         ),
         Mistake(
             "underscore splits words",
-            "'_' is a word character (the chapter's words are runs of [a-z0-9_]): "
+            "'_' is a word character (the contract's ASCII words are runs of [a-z0-9_]): "
             "recall_history is one term.",
             lambda text: _terms(
                 text, word=lambda c: (c.isalnum() or _is_mark(c)) and not is_cjk(c)
@@ -271,3 +287,37 @@ EXTRACT_TERMS = FunctionExercise(
         ),
     ),
 )
+
+
+# -- "Your turn": predict the terms ------------------------------------------------------------
+
+EXERCISE_TEXT = "ＳＱＬｉｔｅ  WAL 持久化方案"  # fullwidth Latin, upper case, a Chinese run
+
+
+def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> CheckResult:
+    """Predicted terms of ``text``: right in any order, each term once; else a hint."""
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_sequence(answer, "a tuple (or list) of str, one per term", item=str)
+        expected = extract_terms(normalize_text(text))
+        if sorted(given) == list(expected):
+            return right(
+                f"Right: {expected} (NFKC, casefold, words + Chinese bigrams; the contract "
+                "lists them sorted by code point)."
+            )
+        if sorted(set(given)) == list(expected):
+            return wrong("The right terms, but each term is listed once.")
+        hints = []
+        if any(t != t.casefold() for t in given):
+            hints.append("casefold: every term is lower case")
+        if any(any(0xFF01 <= ord(c) <= 0xFF5E for c in t) for t in given):
+            hints.append("NFKC turns fullwidth letters like Ｓ into plain ASCII")
+        if any(len(t) > 2 and all(is_cjk(c) for c in t) for t in given):
+            hints.append("a run of Chinese characters becomes overlapping 2-character bigrams")
+        if not hints:
+            missing = sum(t not in given for t in expected)
+            extra = sum(t not in expected for t in given)
+            hints.append(f"{missing} term(s) missing, {extra} term(s) that are not terms")
+        return wrong("Not yet: " + "; ".join(hints) + ".")
+
+    return check_value(answer, judge, placeholder="a tuple of terms, e.g. ('a', 'b')")

@@ -1,6 +1,7 @@
-"""Stage 4 build-it (notebook 05): ``stable_rank_recall_candidates``.
+"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, and
+the "Your turn" check of six rows put in order by hand (``check_tie_order``).
 
-Checked against ``memorylib.ranking`` (with the library's scorer, as the exercise's
+The build-it is checked against ``memorylib.ranking`` (with the library's scorer, as the exercise's
 default ``score``) on the whole hits: rank, memory_id, snippet, scope, provenance and
 breakdown, in order. Generated candidate lists are built to tie: a few matched-term
 counts, capture times shared by several records, captures after ``as_of`` (all age 0),
@@ -10,6 +11,7 @@ and two captures half a second apart whose ISO texts sort the wrong way round
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -17,6 +19,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from memorylib.candidates import build_recall_candidates
+from memorylib.datasets import COURSE_AS_OF
+from memorylib.interface import new_memory, user_scope_for
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
     RecordSpec,
@@ -25,14 +29,34 @@ from memorylib.notebook.buildit.fixtures import (
     make_query,
     memory_ids,
 )
-from memorylib.notebook.exercises import Call, FunctionExercise, Malformed, Mistake, Named
-from memorylib.ranking import stable_rank_recall_candidates
-from memorylib.records import RecallCandidate, RecallHit, RecallQuery, RecallScope
+from memorylib.notebook.exercises import (
+    Call,
+    CheckResult,
+    FunctionExercise,
+    Malformed,
+    Mistake,
+    Named,
+    check_value,
+    expect_sequence,
+    right,
+    wrong,
+)
+from memorylib.query import normalize_recall_query
+from memorylib.ranking import rank_key, stable_rank_recall_candidates
+from memorylib.records import (
+    MemoryKind,
+    MemorySource,
+    RecallCandidate,
+    RecallHit,
+    RecallQuery,
+    RecallScope,
+    StoredMemory,
+)
 from memorylib.scoring import score_recall_candidate
 from memorylib.seed import TEACHING_AS_OF
 from memorylib.timestamps import epoch_micros
 
-__all__ = ["STABLE_RANK_RECALL_CANDIDATES"]
+__all__ = ["STABLE_RANK_RECALL_CANDIDATES", "check_tie_order", "tie_exercise"]
 
 TERMS = ("cache", "index", "memory", "recall")
 HALF_SECOND = 0.5 / 86_400
@@ -341,3 +365,111 @@ STABLE_RANK_RECALL_CANDIDATES = FunctionExercise(
         ),
     ),
 )
+
+
+# -- notebook 05's "Your turn": six rows in stable-rank order, by hand ----------------------------
+
+TIE_QUERY = "harbor recall latency budget review notes"  # six terms
+# Stored in this order on purpose: the answer must not depend on it. Every key decides
+# once: note-d has the highest total; note-f (6 of 6, 510 days old) ties note-e (5 of 6,
+# captured at as_of) at 0.858333, and coverage puts note-f first; note-a, note-b and
+# note-c tie at 0.820951 (note-c is 5 seconds fresher, a difference that rounding to 6
+# places removes), so captured_at puts note-c first and memory_id note-a before note-b.
+TIE_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("note-b", "harbor recall latency budget review of the drafts", "2026-11-20T10:00:00Z"),
+    ("note-e", "recall latency budget review notes, first pass", "2026-11-30T09:00:00Z"),
+    ("note-d", "harbor recall latency budget: review notes agreed", "2026-09-01T08:00:00Z"),
+    ("note-a", "harbor recall latency budget review, second reader", "2026-11-20T10:00:00Z"),
+    ("note-f", "review notes on the harbor recall latency budget", "2025-07-08T09:00:00Z"),
+    ("note-c", "notes from the harbor recall latency review", "2026-11-20T10:00:05Z"),
+)
+KEY_NAMES = ("total", "lexical_coverage", "captured_at", "memory_id")
+
+
+@functools.cache
+def tie_exercise() -> tuple[RecallQuery, tuple[StoredMemory, ...]]:
+    """The exercise's query (limit 6, a fixed query_id, issued at ``COURSE_AS_OF``) and its
+    six conversation records, in storage order."""
+    scope = user_scope_for("exercise-user")
+    records = tuple(
+        new_memory(
+            user_scope=scope,
+            kind=MemoryKind.CONVERSATION,
+            memory_id=memory_id,
+            content=text,
+            summary=text,
+            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", text, when),
+            stored_at=when,
+        )
+        for memory_id, text, when in TIE_ROWS
+    )
+    query = normalize_recall_query(
+        TIE_QUERY, user_scope=scope, limit=6, query_id="q-05-exercise", issued_at=COURSE_AS_OF
+    )
+    return query, records
+
+
+def _tie_keys() -> dict[str, tuple[float, float, int, str]]:
+    """memory_id -> the library's sort key (``ranking.rank_key``)."""
+    query, records = tie_exercise()
+    keys = {}
+    for candidate in build_recall_candidates(query, records).candidates:
+        breakdown = score_recall_candidate(query, candidate, as_of=COURSE_AS_OF)
+        keys[candidate.record.memory_id] = rank_key(breakdown, candidate)
+    return keys
+
+
+_KEY_HINTS = {
+    "total": "a row with a higher total belongs there: key 1 is total, descending.",
+    "lexical_coverage": (
+        "two rows tie on total there: key 2 decides before any time is looked at, the "
+        "higher lexical_coverage first."
+    ),
+    "captured_at": (
+        "rows tie on total and lexical_coverage there: key 3 decides, the later captured_at "
+        "first (read the seconds)."
+    ),
+    "memory_id": (
+        "rows tie on the first three keys there: key 4 decides, the smaller memory_id first."
+    ),
+}
+
+
+def check_tie_order(answer: object) -> CheckResult:
+    """Notebook 05's "Your turn": the six memory_ids in the stable rank's order, best first.
+
+    Right; wrong with a hint naming the first place that is wrong and the key that decides
+    it there (the four keys in order), or the storage-order sort, or ids missing or
+    repeated; or not answered yet for the ``...`` placeholder.
+    """
+    query, records = tie_exercise()
+    correct = tuple(
+        hit.memory_id
+        for hit in stable_rank_recall_candidates(
+            query, build_recall_candidates(query, records), as_of=COURSE_AS_OF
+        )
+    )
+
+    def judge(answer: object) -> CheckResult:
+        given = tuple(map(str, expect_sequence(answer, "a list of memory_ids", item=str)))
+        if given == correct:
+            return right(
+                f"Right: {' > '.join(correct)}. Each key decided once: total, then "
+                "lexical_coverage (note-f over note-e), captured_at (note-c, 5 seconds later; "
+                "its total ties only because totals are rounded to 6 places), memory_id."
+            )
+        if sorted(given) != sorted(correct):
+            return wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
+        keys = _tie_keys()
+        naive = sorted((r.memory_id for r in records), key=lambda m: keys[m][0])
+        if list(given) == naive:
+            return wrong(
+                "That is sorted(..., key=total): tied rows kept the storage order. Break ties "
+                "with lexical_coverage DESC, then captured_at DESC, then memory_id ASC."
+            )
+        place = next(n for n, (g, c) in enumerate(zip(given, correct, strict=True)) if g != c)
+        yours, due = keys[given[place]], keys[correct[place]]
+        key = next(n for n, (a, b) in enumerate(zip(yours, due, strict=True)) if a != b)
+        return wrong(f"Not quite at place {place + 1}: {_KEY_HINTS[KEY_NAMES[key]]}")
+
+    return check_value(answer, judge, placeholder="a list of the six memory_ids, best first")

@@ -1,17 +1,20 @@
-"""Stage 3 build-it (notebook 04): ``score_recall_candidate`` with the chapter's formula.
+"""Stage 3 exercises (notebook 04): the build-it ``score_recall_candidate``, and the
+"Your turn" check of q-11's total (``check_q11_total``).
 
-Checked against ``memorylib.scoring`` with its default policy (the chapter's coverage
-scorer: weights 0.85 / 0.15, a 30-day window) on the seven fields the chapter defines.
-Floats must be rounded to 6 places, and are compared within the engine's ``TOLERANCE``
-(adding two rounded contributions is as right as rounding their sum).
+The build-it is checked against ``memorylib.scoring`` with its default policy (the
+chapter's weights 0.85 / 0.15, with the contract's coverage = matched / query terms and
+its recency 1 / (1 + age / 30)) on the seven fields the chapter defines. Floats must be
+rounded to 6 places, and are compared within the engine's ``TOLERANCE`` (adding two
+rounded contributions is as right as rounding their sum).
 
-Generated candidates match 1..n of n query terms (n up to 7) and were captured from a
-year before ``as_of`` to a few days after it, at whole and fractional days, and stored
-some days after they were captured (so ``stored_at`` is never mistaken for the age).
+Generated candidates match 1..n of n query terms (n up to 7) and were captured from 400
+days before ``as_of`` to 3 days after it, at whole and fractional days, and stored some
+days after they were captured (so ``stored_at`` is never mistaken for the age).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 from datetime import datetime
@@ -20,6 +23,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from memorylib.candidates import build_recall_candidates
+from memorylib.datasets import course_records, load_labelled_queries
 from memorylib.errors import RemoteMemoryValidationError
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
@@ -28,13 +32,34 @@ from memorylib.notebook.buildit.fixtures import (
     chapter_records,
     make_query,
 )
-from memorylib.notebook.exercises import Call, FunctionExercise, Malformed, Mistake, Named
-from memorylib.records import RecallCandidate, RecallQuery, RecallScoreBreakdown
+from memorylib.notebook.exercises import (
+    Call,
+    CheckResult,
+    FunctionExercise,
+    Malformed,
+    Mistake,
+    Named,
+    check_value,
+    expect_number,
+    right,
+    same,
+    wrong,
+)
+from memorylib.pipeline import recall_pipeline
+from memorylib.query import normalize_recall_query
+from memorylib.records import RecallCandidate, RecallQuery, RecallScoreBreakdown, StoredMemory
 from memorylib.scoring import score_recall_candidate
 from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import SECONDS_PER_DAY, parse_timestamp
+from memorylib.timestamps import SECONDS_PER_DAY, age_in_days, parse_timestamp
 
-__all__ = ["FIELDS", "SCORE_RECALL_CANDIDATE", "chapter_breakdown_fields"]
+__all__ = [
+    "FIELDS",
+    "Q11_RECORD",
+    "SCORE_RECALL_CANDIDATE",
+    "chapter_breakdown_fields",
+    "check_q11_total",
+    "q11_inputs",
+]
 
 TERMS = ("cache", "index", "layered", "memory", "recall", "sqlite", "wal")
 FIELDS = (
@@ -153,7 +178,7 @@ def _variant(
     check_query: bool = True,
     total: str = "sum",
 ) -> Any:
-    """The chapter's scorer with one rule broken (each keyword names the rule)."""
+    """The default scorer with one rule broken (each keyword names the rule)."""
 
     def score(
         query: RecallQuery, candidate: RecallCandidate, *, as_of: datetime | str
@@ -203,7 +228,7 @@ def _variant(
 MISTAKES = (
     Mistake(
         "recency as exponential decay",
-        "The chapter's recency is a hyperbola, recency = 1 / (1 + age_days / 30), not "
+        "The contract's recency is a hyperbola, recency = 1 / (1 + age_days / 30), not "
         "exp(-age_days / 30): one day old gives 0.967742.",
         _variant(recency="exp"),
     ),
@@ -249,7 +274,8 @@ MISTAKES = (
     ),
     Mistake(
         "weights swapped",
-        "The lexical part weighs 0.85 and recency 0.15: lexical_contribution = 0.85 * coverage.",
+        "The lexical part weighs 0.85 and recency 0.15 (the chapter's weights): "
+        "lexical_contribution = 0.85 * coverage.",
         _variant(weights=(0.15, 0.85)),
     ),
     Mistake(
@@ -281,7 +307,7 @@ def _examples() -> tuple[Named, ...]:
     stranger = replace(chapter, query_id="q-someone-else")
     return (
         Named(
-            "conversation-003 scores 0.995161 one day after capture (the chapter's example)",
+            "conversation-003 scores 0.995161 one day after capture (the chapter's numbers)",
             Call(layered, chapter, as_of=TEACHING_AS_OF),
         ),
         Named(
@@ -326,3 +352,111 @@ SCORE_RECALL_CANDIDATE = FunctionExercise(
         ("ZeroDivisionError", "The query has at least one term; divide by len(query.terms)."),
     ),
 )
+
+
+# -- notebook 04's "Your turn": q-11's total for mei-conv-056, by hand ---------------------------
+
+Q11 = "q-11"  # labelled "stopword_noise": the record a person wants misses the top 5
+Q11_RECORD = "mei-conv-056"
+
+
+@functools.cache
+def _q11() -> tuple[tuple[StoredMemory, ...], RecallQuery, RecallCandidate, str]:
+    (labelled,) = [q for q in load_labelled_queries() if q.query_id == Q11]
+    records = course_records(labelled.user_id)
+    query = normalize_recall_query(
+        labelled.text,
+        user_scope=records[0].user_scope,
+        query_id=labelled.query_id,
+        issued_at=labelled.as_of,
+    )
+    candidates = build_recall_candidates(query, records).candidates
+    (candidate,) = [c for c in candidates if c.record.memory_id == Q11_RECORD]
+    return records, query, candidate, labelled.as_of
+
+
+def q11_inputs() -> tuple[RecallQuery, RecallCandidate, str]:
+    """q-11's query (its own query_id and as_of), mei-conv-056's candidate, and the as_of."""
+    _, query, candidate, as_of = _q11()
+    return query, candidate, as_of
+
+
+def _q11_mistakes() -> tuple[tuple[float, str], ...]:
+    """(the total a typical mistake gives, its hint)."""
+    records, query, candidate, as_of = _q11()
+    b = score_recall_candidate(query, candidate, as_of=as_of)
+    age = age_in_days(candidate.captured_at, parse_timestamp(as_of, "as_of"))
+    matched, terms = len(candidate.matched_terms), len(query.terms)
+    w_lex, w_rec, window = b.lexical_weight, b.recency_weight, b.recency_window_days
+
+    def total(coverage: float = matched / terms, recency: float = b.recency) -> float:
+        return w_lex * coverage + w_rec * recency
+
+    uncounted = (
+        "not every query term was counted: 'what', 'is', 'the' and 'of' are terms too, and "
+        "coverage = the matched terms / all the query's terms."
+    )
+    fifth = recall_pipeline(query, records, as_of=as_of).hits[-1]
+    return (
+        (b.lexical_contribution, "that is only the lexical contribution: add the recency part."),
+        (b.recency_contribution, "that is only the recency contribution: add the lexical part."),
+        (b.lexical_coverage, "that is the coverage: weight it and add the recency part."),
+        (b.recency, "that is the recency: weight both parts and add them."),
+        (
+            w_rec * b.lexical_coverage + w_lex * b.recency,
+            "the weights are swapped: lexical takes 0.85, recency 0.15.",
+        ),
+        (b.lexical_coverage + b.recency, "weight the parts: 0.85 × coverage + 0.15 × recency."),
+        (total(recency=1.0), "recency is not 1: it decays with age as 1 / (1 + age_days / 30)."),
+        *(
+            (total(coverage=matched / counted), uncounted)
+            for counted in range(matched, terms)  # 3/3 .. 3/6: some terms not counted
+        ),
+        (
+            total(recency=1 / (1 + math.floor(age) / window)),
+            "age_days has a fraction: (as_of - captured_at).total_seconds() / 86400, not whole "
+            "days (.days drops the hours).",
+        ),
+        (
+            total(recency=math.exp(-age / window)),
+            "recency is not exp(-age_days / 30): it is 1 / (1 + age_days / 30).",
+        ),
+        (
+            total(recency=0.5 ** (age / window)),
+            "recency does not halve every 30 days: it is 1 / (1 + age_days / 30).",
+        ),
+        (
+            total(recency=1 / (1 + age)),
+            "divide the age by the 30-day window: recency = 1 / (1 + age_days / 30).",
+        ),
+        (
+            fifth.score_breakdown.total,
+            f"that is the total of the fifth hit, {fifth.memory_id}: compute {Q11_RECORD}'s own.",
+        ),
+    )
+
+
+def check_q11_total(answer: object) -> CheckResult:
+    """Notebook 04's "Your turn": is ``answer`` mei-conv-056's total for q-11 (within the
+    engine's ``TOLERANCE``)? Right, wrong with the hint of the mistake the number matches
+    (a part of the formula, swapped weights, a term not counted, whole days, another
+    curve, the fifth hit's total), or not answered yet for the ``...`` placeholder."""
+    query, candidate, as_of = q11_inputs()
+    b = score_recall_candidate(query, candidate, as_of=as_of)
+
+    def judge(answer: object) -> CheckResult:
+        value = expect_number(answer)
+        if same(b.total, value):
+            return right(
+                f"Right: {b.lexical_weight:g} × {b.lexical_coverage:.6f} + "
+                f"{b.recency_weight:g} × {b.recency:.6f} = {b.total:.6f}."
+            )
+        for mistaken, hint in _q11_mistakes():
+            if same(round(mistaken, 6), round(value, 6)):
+                return wrong(f"Not quite: {hint}")
+        return wrong(
+            "Not quite. coverage = matched / query terms; recency = 1 / (1 + age_days / 30); "
+            "total = 0.85 × coverage + 0.15 × recency."
+        )
+
+    return check_value(answer, judge, placeholder="your total (a float)")
