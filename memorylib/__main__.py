@@ -39,7 +39,11 @@ def run_demo(out=sys.stdout) -> None:
         "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=TEACHING_AS_OF
     )
     print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2), file=out)
-    print("\n== 3. What reaches the prompt: the rendered context ==", file=out)
+    print(
+        "\n== 3. Render: the block a harness puts into the prompt (the agent's tool result is "
+        'the JSON above, unless agent_loop(..., tool_result="recalled_context")) ==',
+        file=out,
+    )
     print(render_recall_context(result) or "(no hits: nothing is rendered)", file=out)
     print(
         f"\nsearched {result.searched_records} records, {result.candidate_records} candidate(s); "

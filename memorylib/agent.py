@@ -2,8 +2,15 @@
 
 The loop only needs an object with ``messages.create(...)`` returning a response with
 ``content`` blocks and a ``stop_reason`` (the anthropic SDK's shape), so the same
-code runs live, against a local test server, or on a recorded exchange. Only the
+code runs live, against a local test server, on a hand-written script or with the
+deterministic stand-in model (both in ``memorylib.replay``). Only the
 ``recall_history`` tool is offered: no shell or file tools in a classroom library.
+
+What a tool result holds is an option: the chapter's JSON (``tool_result="json"``, the
+default) or, beyond the chapter, the rendered ``<recalled_context>`` block of the same
+RecallResult (``tool_result="recalled_context"``). Build the system prompt with the same
+option (``build_system_prompt(store, tool_result=...)``) so its memory rules name what
+the model receives.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from .engine import RecallEngine
-from .tool import RECALL_HISTORY_TOOL, run_recall_tool
+from .tool import recall_history_tool, run_recall_tool
 
 __all__ = ["AgentEvent", "agent_loop", "block_to_dict"]
 
@@ -56,19 +63,26 @@ def agent_loop(
     model: str,
     engine: RecallEngine,
     system: str,
+    tool_result: str = "json",
     max_turns: int = 6,
     max_tokens: int = 1024,
     as_of: datetime | str | None = None,
     on_event: Callable[[AgentEvent], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run model turns until it stops asking for tools; returns the extended messages."""
+    """Run model turns until it stops asking for tools; returns the extended messages.
+
+    Each request sends the whole conversation (the API keeps no state); each tool call
+    of a turn is answered in one ``user`` turn of ``tool_result`` blocks, whose content
+    is the JSON or, with ``tool_result="recalled_context"``, the rendered block.
+    """
+    tool = recall_history_tool(tool_result)  # rejects an unknown tool_result first
     emit = on_event or (lambda event: None)
-    for turn in range(max_turns):
+    for turn in range(1, max_turns + 1):
         response = client.messages.create(
             model=model,
             max_tokens=max_tokens,
             system=system,
-            tools=[RECALL_HISTORY_TOOL],
+            tools=[tool],
             messages=messages,
         )
         # ``or []``: a response that is not a Messages API reply may carry content=None.
@@ -80,23 +94,13 @@ def agent_loop(
                 emit(AgentEvent("text", {"text": block["text"]}))
             elif block["type"] == "tool_use":
                 emit(AgentEvent("tool_use", {"name": block["name"], "input": block["input"]}))
-                if block["name"] == RECALL_HISTORY_TOOL["name"]:
-                    text, is_error = run_recall_tool(
-                        block["input"],
-                        engine=engine,
-                        as_of=as_of,
-                        query_id=f"query-{turn + 1}-{len(results) + 1}",
-                    )
-                else:
-                    text = json.dumps(
-                        {
-                            "error": {
-                                "type": "UnknownTool",
-                                "message": f"unknown tool {block['name']!r}",
-                            }
-                        }
-                    )
-                    is_error = True
+                text, is_error = _call_tool(
+                    block,
+                    engine=engine,
+                    as_of=as_of,
+                    query_id=f"query-{turn}-{len(results) + 1}",
+                    tool_result=tool_result,
+                )
                 emit(AgentEvent("tool_result", {"content": text, "is_error": is_error}))
                 results.append(
                     {
@@ -113,3 +117,20 @@ def agent_loop(
         messages.append({"role": "user", "content": results})
     emit(AgentEvent("stop", {"stop_reason": "max_turns"}))
     return messages
+
+
+def _call_tool(
+    block: dict[str, Any],
+    *,
+    engine: RecallEngine,
+    as_of: datetime | str | None,
+    query_id: str,
+    tool_result: str,
+) -> tuple[str, bool]:
+    """(text, is_error) for one ``tool_use`` block: recall_history, or an unknown tool."""
+    if block["name"] == "recall_history":
+        return run_recall_tool(
+            block["input"], engine=engine, as_of=as_of, query_id=query_id, tool_result=tool_result
+        )
+    error = {"error": {"type": "UnknownTool", "message": f"unknown tool {block['name']!r}"}}
+    return json.dumps(error), True

@@ -1,15 +1,23 @@
-"""Replay: a recorded Messages API exchange driven through the real ``agent_loop``.
+"""Two offline players of the model's part, driven through the real ``agent_loop``.
 
-``ReplayClient`` stands where ``anthropic.Anthropic()`` would: ``client.messages.create(...)``
-returns the next recorded response (the API's JSON shape, read with attribute access
-like the SDK's objects). Before answering, it checks that the loop sent what the
-recording expects: the model, the tool list, the start of the system prompt, the
-conversation so far (the question, each recorded assistant turn echoed back) and, after
-a ``tool_use``, a ``tool_result`` for that id whose JSON, computed live by the engine,
-holds the recorded hit ids. A mismatch raises ``ReplayMismatchError`` naming the
-request and the field; nothing is skipped. No network, no key, no SDK import.
+Neither is a language model, and both say so. Each stands where ``anthropic.Anthropic()``
+would: ``client.messages.create(...)`` returns a response in the API's JSON shape, read
+with attribute access like the SDK's objects. No network, no key, no SDK import.
 
-Recording format (``data/agent_replay.json``)::
+* ``ReplayClient`` plays a HAND-WRITTEN SCRIPT (``data/agent_replay.json``: one question,
+  and the two assistant turns someone wrote for it; nothing in it came from a model).
+  Before answering, it checks that the loop sent what the script expects: the model, the
+  tool list, the start of the system prompt, the conversation so far (the question, each
+  scripted assistant turn echoed back) and, after a ``tool_use``, a ``tool_result`` for
+  that id whose JSON, computed live by the engine, holds the expected hit ids. A mismatch
+  raises ``ReplayMismatchError`` naming the request and the field; nothing is skipped.
+* ``StandInModel`` is a deterministic stand-in model for any question: it derives a
+  recall query from the question's own words (``derive_query``: question words dropped),
+  calls ``recall_history`` with it, then answers from the hits the tool returned, citing
+  each one's memory_id and captured_at. It reads either tool result (the JSON or the
+  ``<recalled_context>`` block), and every text it writes starts with ``[stand-in model]``.
+
+Script format (``data/agent_replay.json``)::
 
     {"format": "memorylib-agent-replay/1", "model": "...", "as_of": "...",
      "messages": [{"role": "user", "content": "..."}],
@@ -22,27 +30,38 @@ Recording format (``data/agent_replay.json``)::
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from .errors import RemoteMemoryError
+from .query import char_class, normalize_text
 
 __all__ = [
-    "DEFAULT_RECORDING",
-    "RECORDING_FORMAT",
-    "Recording",
+    "DEFAULT_SCRIPT",
+    "QUESTION_WORDS",
+    "SCRIPT_FORMAT",
+    "STAND_IN_LABEL",
+    "STAND_IN_MODEL",
     "ReplayClient",
     "ReplayError",
     "ReplayFormatError",
     "ReplayMismatchError",
-    "load_recording",
+    "ReplayScript",
+    "StandInModel",
+    "ToolHit",
+    "derive_query",
+    "load_script",
+    "read_tool_hits",
 ]
 
-RECORDING_FORMAT = "memorylib-agent-replay/1"
-DEFAULT_RECORDING = Path(__file__).resolve().parents[1] / "data" / "agent_replay.json"
+SCRIPT_FORMAT = "memorylib-agent-replay/1"
+DEFAULT_SCRIPT = Path(__file__).resolve().parents[1] / "data" / "agent_replay.json"
 _STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"}
 _EXPECT_KEYS = {"tools", "system_starts_with", "message_roles", "tool_results"}
 
@@ -52,14 +71,14 @@ class ReplayError(RemoteMemoryError):
 
 
 class ReplayFormatError(ReplayError):
-    """The recording file is not a valid recording (the message names the field)."""
+    """The script file is not a valid script (the message names the field)."""
 
 
 class ReplayMismatchError(ReplayError):
-    """The loop sent something the recording did not expect (request and field named)."""
+    """The loop sent something the script did not expect (request and field named)."""
 
 
-# -- the recording ----------------------------------------------------------------------
+# -- the script ---------------------------------------------------------------------------
 
 
 def _require(condition: bool, message: str) -> None:
@@ -102,15 +121,16 @@ def _check_response(response: object, where: str) -> None:
     _require(isinstance(response.get("usage"), Mapping), f"{where}.usage must be an object")
 
 
-class Recording:
-    """A validated recording: the opening messages and the expected request/response pairs."""
+class ReplayScript:
+    """A validated hand-written script: the opening messages and, for each request the loop
+    will send, what it must hold and the response written for it."""
 
-    def __init__(self, payload: object, *, name: str = "recording") -> None:
+    def __init__(self, payload: object, *, name: str = "script") -> None:
         _require(isinstance(payload, Mapping), f"{name} must be a JSON object")
         assert isinstance(payload, Mapping)
         _require(
-            payload.get("format") == RECORDING_FORMAT,
-            f"{name}.format must be {RECORDING_FORMAT!r}, got {payload.get('format')!r}",
+            payload.get("format") == SCRIPT_FORMAT,
+            f"{name}.format must be {SCRIPT_FORMAT!r}, got {payload.get('format')!r}",
         )
         for key in ("model", "as_of"):
             _require(isinstance(payload.get(key), str), f"{name}.{key} must be a string")
@@ -152,14 +172,14 @@ class Recording:
         return len(self.payload["exchanges"])
 
 
-def load_recording(path: str | Path = DEFAULT_RECORDING) -> Recording:
-    """Read and validate a recording file (UTF-8 JSON)."""
+def load_script(path: str | Path = DEFAULT_SCRIPT) -> ReplayScript:
+    """Read and validate a script file (UTF-8 JSON)."""
     path = Path(path)
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ReplayFormatError(f"{path.name} is not valid JSON: {exc}") from None
-    return Recording(payload, name=path.name)
+    return ReplayScript(payload, name=path.name)
 
 
 # -- the client ---------------------------------------------------------------------------
@@ -174,7 +194,7 @@ def _as_object(response: Mapping[str, Any]) -> SimpleNamespace:
 
 
 def _echo(content: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """How ``agent_loop`` sends a recorded assistant turn back (see ``block_to_dict``)."""
+    """How ``agent_loop`` sends a scripted assistant turn back (see ``block_to_dict``)."""
     echoed = []
     for block in content:
         if block["type"] == "text":
@@ -192,7 +212,7 @@ def _echo(content: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 class _Messages:
-    def __init__(self, client: ReplayClient) -> None:
+    def __init__(self, client: ReplayClient | StandInModel) -> None:
         self._client = client
 
     def create(self, **request: Any) -> SimpleNamespace:
@@ -200,26 +220,26 @@ class _Messages:
 
 
 class ReplayClient:
-    """Plays a ``Recording`` back through ``client.messages.create(...)``, checking each request.
+    """Plays a ``ReplayScript`` through ``client.messages.create(...)``, checking each request.
 
     ``requests`` keeps a deep copy of every request received (the loop mutates its
     message list afterwards). Call ``assert_finished()`` after the loop: a loop that
     stopped early is a mismatch too.
     """
 
-    def __init__(self, recording: Recording | Mapping[str, Any] | str | Path) -> None:
-        if isinstance(recording, str | Path):
-            recording = load_recording(recording)
-        elif not isinstance(recording, Recording):
-            recording = Recording(recording)
-        self.recording = recording
-        self._exchanges = recording.exchanges
+    def __init__(self, script: ReplayScript | Mapping[str, Any] | str | Path) -> None:
+        if isinstance(script, str | Path):
+            script = load_script(script)
+        elif not isinstance(script, ReplayScript):
+            script = ReplayScript(script)
+        self.script = script
+        self._exchanges = script.exchanges
         self.requests: list[dict[str, Any]] = []
         self.messages = _Messages(self)
 
     @property
     def model(self) -> str:
-        return self.recording.model
+        return self.script.model
 
     @property
     def remaining(self) -> int:
@@ -229,7 +249,7 @@ class ReplayClient:
         if self.remaining:
             raise ReplayMismatchError(
                 f"the loop stopped after {len(self.requests)} of {len(self._exchanges)} "
-                "recorded requests"
+                "scripted requests"
             )
 
     # -- checking one request -----------------------------------------------------------
@@ -238,7 +258,7 @@ class ReplayClient:
         number = len(self.requests) + 1
         if number > len(self._exchanges):
             raise ReplayMismatchError(
-                f"request {number}: the recording holds only {len(self._exchanges)} responses; "
+                f"request {number}: the script holds only {len(self._exchanges)} responses; "
                 "the loop asked for another"
             )
         snapshot = copy.deepcopy(request)
@@ -251,11 +271,11 @@ class ReplayClient:
         raise ReplayMismatchError(f"request {number}, {field}: {message}")
 
     def _check(self, number: int, request: Mapping[str, Any], expect: Mapping[str, Any]) -> None:
-        if request.get("model") != self.recording.model:
+        if request.get("model") != self.script.model:
             self._fail(
                 number,
                 "model",
-                f"expected {self.recording.model!r}, got {request.get('model')!r}",
+                f"expected {self.script.model!r}, got {request.get('model')!r}",
             )
         if "tools" in expect:
             names = [tool.get("name") for tool in request.get("tools") or []]
@@ -280,10 +300,10 @@ class ReplayClient:
             self._check_tool_results(number, messages, expect["tool_results"])
 
     def _check_history(self, number: int, messages: list[Mapping[str, Any]]) -> None:
-        """The opening messages, then each earlier recorded response echoed back in order."""
-        opening = self.recording.messages
+        """The opening messages, then each earlier scripted response echoed back in order."""
+        opening = self.script.messages
         if messages[: len(opening)] != opening:
-            self._fail(number, "messages", "the opening messages differ from the recording")
+            self._fail(number, "messages", "the opening messages differ from the script")
         position = len(opening)
         for earlier in range(number - 1):
             content = self._exchanges[earlier]["response"]["content"]
@@ -292,7 +312,7 @@ class ReplayClient:
                 self._fail(
                     number,
                     f"messages[{position}]",
-                    f"expected recorded response {earlier + 1} echoed back as the assistant turn",
+                    f"expected scripted response {earlier + 1} echoed back as the assistant turn",
                 )
             position += 2  # the assistant turn, then the user's tool results
         if len(messages) != position:
@@ -335,6 +355,198 @@ class ReplayClient:
                     self._fail(
                         number,
                         f"{field}.content",
-                        f"hits {ids}, the recording expects {list(want['hit_memory_ids'])} "
-                        "(the store or the pipeline changed since it was recorded)",
+                        f"hits {ids}, the script expects {list(want['hit_memory_ids'])} "
+                        "(the store or the pipeline changed since it was written)",
                     )
+
+
+# -- the stand-in model -------------------------------------------------------------------
+
+STAND_IN_MODEL = "stand-in-model"
+STAND_IN_LABEL = "[stand-in model]"
+STAND_IN_LIMIT = 3
+
+# Words that ask, point at the chat or fill a sentence, never name a topic: the stand-in
+# drops them from a question to leave its topic words. A short, fixed list, so what the
+# stand-in sends is predictable; a language model restates a topic far better.
+_QUESTION_WORDS = """
+    a about again all also am an and any are as at be been before but by can cite could
+    did do does earlier else for from had has have how i if in into is it its just last
+    me mentioned my now of on once or our please previous previously record records rely
+    remember remind said say should so some tell than that the their them then there these
+    they this those time to told us was we were what when where which while who why will
+    with would yes you your
+"""
+QUESTION_WORDS = frozenset(_QUESTION_WORDS.split())
+# Chinese question and pointing phrases, cut out of a run of Chinese characters (longest
+# first) before its remaining pieces become query words.
+_CHINESE_QUESTION_WORDS = ("为什么", "什么", "怎么样", "怎么", "如何", "哪个", "哪些", "我们")
+_CHINESE_QUESTION_WORDS += ("之前", "上次", "以前", "是否", "吗", "呢", "吧", "的")
+
+
+def derive_query(question: str) -> str:
+    """The stand-in's recall query for ``question``: its words in order, each once, minus
+    ``QUESTION_WORDS``; a run of Chinese characters is kept, minus its question phrases.
+
+    Example: ``derive_query("How did we pick the SQLite WAL mode?")`` is
+    ``"pick sqlite wal mode"``. ``""`` when no word is left (nothing to search for).
+    """
+    text = normalize_text(question)
+    for phrase in _CHINESE_QUESTION_WORDS:
+        text = text.replace(phrase, " ")
+    words = []
+    for kind, chars in itertools.groupby(text, key=char_class):
+        word = "".join(chars)
+        if kind == "cjk" or (kind == "word" and word not in QUESTION_WORDS):
+            words.append(word)
+    return " ".join(dict.fromkeys(words))
+
+
+@dataclass(frozen=True)
+class ToolHit:
+    """What a recall_history tool result says about one hit, on either path."""
+
+    rank: int
+    memory_id: str
+    captured_at: str
+    lexical_coverage: float
+    snippet: str
+
+
+def read_tool_hits(content: str) -> list[ToolHit]:
+    """The hits of a recall_history result: its JSON, or its ``<recalled_context>`` block.
+
+    Raises ``ValueError`` for text that is neither (an error result is JSON without hits).
+    """
+    if content.lstrip().startswith("<"):
+        root = ET.fromstring(content)  # ET.ParseError is a ValueError
+        if root.tag != "recalled_context":
+            raise ValueError(f"expected <recalled_context>, got <{root.tag}>")
+        return [
+            ToolHit(
+                rank=int(hit.get("rank", "0")),
+                memory_id=hit.get("memory_id", ""),
+                captured_at=hit.find("provenance").get("captured_at", ""),  # type: ignore[union-attr]
+                lexical_coverage=float(hit.find("score").get("lexical_coverage", "0")),  # type: ignore[union-attr]
+                snippet=hit.findtext("snippet", ""),
+            )
+            for hit in root.findall("hit")
+        ]
+    payload = json.loads(content)
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("hits"), list):
+        raise ValueError("not a recall_history result: no 'hits' list")
+    return [
+        ToolHit(
+            rank=hit["rank"],
+            memory_id=hit["memory_id"],
+            captured_at=hit["provenance"]["captured_at"],
+            lexical_coverage=hit["score_breakdown"]["lexical_coverage"],
+            snippet=hit["snippet"],
+        )
+        for hit in payload["hits"]
+    ]
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        return " ".join(
+            b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+        )
+    return ""
+
+
+class StandInModel:
+    """A deterministic stand-in for the model: NOT a language model, and labelled so.
+
+    On a user question it calls ``recall_history`` with ``derive_query(question)`` (limit
+    3); on the tool result it answers from the hits, quoting each snippet with its
+    memory_id and captured_at, in rank order. It never invents a record, and with no
+    topic word to search for, no hit or a rejected query it says so. The same messages
+    always get the same response. ``requests`` keeps a deep copy of every request.
+    """
+
+    model = STAND_IN_MODEL
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.messages = _Messages(self)
+
+    def _answer(self, request: dict[str, Any]) -> SimpleNamespace:
+        self.requests.append(copy.deepcopy(request))
+        messages = request.get("messages") or []
+        turn = 1 + sum(1 for m in messages if m.get("role") == "assistant")
+        last = messages[-1] if messages else {}
+        content = last.get("content")
+        blocks = content if isinstance(content, list) else []
+        results = [b for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+        if results:
+            blocks = [self._text(self._report(results[0]))]
+            return self._response(turn, blocks, "end_turn")
+        question = _text_of(content) if last.get("role") == "user" else ""
+        query = derive_query(question)
+        tools = [t.get("name") for t in request.get("tools") or []]
+        if not query:
+            text = "Your question names no topic to search your history for: say what it is about."
+            return self._response(turn, [self._text(text)], "end_turn")
+        if "recall_history" not in tools:
+            text = "No recall_history tool was offered, so I cannot search your history."
+            return self._response(turn, [self._text(text)], "end_turn")
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_standin_{turn}",
+            "name": "recall_history",
+            "input": {"query": query, "limit": STAND_IN_LIMIT},
+        }
+        text = f"Searching your history with the words of your question: {query!r}."
+        return self._response(turn, [self._text(text), call], "tool_use")
+
+    @staticmethod
+    def _text(text: str) -> dict[str, str]:
+        return {"type": "text", "text": f"{STAND_IN_LABEL} {text}"}
+
+    @staticmethod
+    def _report(result: Mapping[str, Any]) -> str:
+        content = str(result.get("content", ""))
+        if result.get("is_error"):
+            try:
+                message = json.loads(content)["error"]["message"]
+            except (ValueError, KeyError, TypeError):
+                message = content
+            return f"recall_history rejected the query: {message}"
+        try:
+            hits = read_tool_hits(content)
+        except (ValueError, KeyError, TypeError):
+            return "I could not read the tool result, so I have nothing to answer from."
+        if not hits:
+            return (
+                "recall_history found nothing: no stored conversation shares a word with the "
+                "query. I will not guess; ask again with the words the topic was discussed in."
+            )
+        lines = [f"recall_history returned {len(hits)} hit(s), best first:"]
+        lines += [
+            f'{hit.rank}. "{hit.snippet}" (memory_id {hit.memory_id}, captured_at '
+            f"{hit.captured_at}; it matched {hit.lexical_coverage:.0%} of the query's terms)"
+            for hit in hits
+        ]
+        lines.append(
+            "These are candidates ranked by shared words and age, not verified facts. A stand-in "
+            "model quotes them in rank order and cannot judge which answers your question; a "
+            "language model would read them and decide."
+        )
+        return "\n".join(lines)
+
+    def _response(self, turn: int, blocks: list[dict[str, Any]], stop: str) -> SimpleNamespace:
+        return _as_object(
+            {
+                "id": f"msg_standin_{turn}",
+                "type": "message",
+                "role": "assistant",
+                "model": STAND_IN_MODEL,
+                "content": blocks,
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            }
+        )

@@ -78,9 +78,9 @@ def test_navigation_lines_follow_the_course_order() -> None:
     assert navigation_line("01_stored_records") == (
         "← [Index](00_index.ipynb) · [02 · Normalize](02_normalize.ipynb) →"
     )
-    assert navigation_line("07_failures_and_recovery") == (
+    assert navigation_line("06c_capstone") == (
         "← [06b · Profile](06b_profile.ipynb) · [Index](00_index.ipynb)"
-        " · [07b · Retraction](07b_retraction.ipynb) →"
+        " · [07 · Failures and recovery](07_failures_and_recovery.ipynb) →"
     )
     last = COURSE[-1]
     assert navigation_line(last.stem).endswith("· [Index](00_index.ipynb)")

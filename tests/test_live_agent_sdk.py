@@ -2,16 +2,15 @@
 
 The server (stdlib ``http.server`` on 127.0.0.1, in a thread) answers ``tool_use`` then
 ``end_turn`` and records every request, so the SDK's own request building, headers and
-response parsing run offline. Also: notebook 09's helpers (``run_agent`` in both modes,
+response parsing run offline, on both tool-result paths (the JSON, and the rendered
+``<recalled_context>``). Also: notebook 09's helpers (``run_agent`` in its three modes,
 configuration errors, redaction, the exercise checker).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
-import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,11 +26,13 @@ from memorylib import (
     RemoteMemoryStore,
     build_system_prompt,
     recall_history,
+    render_recall_context,
     runtime_client,
 )
 from memorylib.agent import agent_loop
 from memorylib.notebook import live_agent
-from memorylib.replay import load_recording
+from memorylib.replay import STAND_IN_LABEL, derive_query, load_script
+from memorylib.tool import memory_rules
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -180,6 +181,34 @@ def test_sdk_round_trip_through_the_agent_loop(api: FakeMessagesAPI, engine) -> 
     assert "test-key" not in shown
 
 
+def test_sdk_round_trip_can_deliver_the_rendered_context(api: FakeMessagesAPI, engine) -> None:
+    """The option: the tool result is render_recall_context of the same RecallResult, and
+    the tool description and the memory rules the SDK sends name that block."""
+    client = anthropic.Anthropic(base_url=api.url, api_key="test-key", max_retries=0)
+    system = build_system_prompt(engine.store, tool_result="recalled_context")
+    agent_loop(
+        [{"role": "user", "content": "How did we layer memory?"}],
+        client=client,
+        model="model-from-config",
+        engine=engine,
+        system=system,
+        tool_result="recalled_context",
+        as_of=TEACHING_AS_OF,
+    )
+    first, second = api.requests
+    (tool,) = first["body"]["tools"]
+    assert "Returns a <recalled_context> XML block" in tool["description"]
+    assert "Returns JSON" not in tool["description"]
+    assert first["body"]["system"].endswith(memory_rules("recalled_context"))
+    (result,) = second["body"]["messages"][2]["content"]
+    same = RecallEngine(engine.store).recall(
+        TOOL_QUERY, limit=3, as_of=TEACHING_AS_OF, query_id="query-1-1"
+    )
+    assert result["content"] == render_recall_context(same)
+    assert result["content"].startswith('<recalled_context query_id="query-1-1"')
+    assert result["is_error"] is False
+
+
 def test_run_agent_live_uses_the_configuration_and_never_shows_the_key(
     api: FakeMessagesAPI, engine, clean_env, capsys
 ) -> None:
@@ -191,7 +220,7 @@ def test_run_agent_live_uses_the_configuration_and_never_shows_the_key(
         engine=engine,
         system=build_system_prompt(engine.store),
         question="How did we layer memory?",
-        on_event=live_agent.print_event,
+        on_event=lambda event: print(live_agent.format_event(event)),
     )
     assert run.ok, run.error
     assert run.final_text == "Layered memory: see conversation-003."
@@ -210,7 +239,7 @@ def test_run_agent_live_uses_the_configuration_and_never_shows_the_key(
         + repr(run)
     )
     assert SECRET not in everything
-    assert "tool_use   recall_history" in printed.out
+    assert "tool_use    recall_history" in printed.out
 
 
 @pytest.mark.parametrize(
@@ -279,64 +308,59 @@ def test_missing_configuration_gives_the_configuration_error_text(
     assert run.events == ()
 
 
-def test_missing_configuration_message_is_the_same_everywhere(clean_env) -> None:
-    clean_env.setenv("MODEL_ID", "model-from-config")
-    clean_env.setenv("ANTHROPIC_API_KEY", SECRET)
-    message = live_agent.missing_configuration_message()
-    assert message.startswith("ConfigurationError: MODEL_ID is not set")
-    assert os.environ["ANTHROPIC_API_KEY"] == SECRET  # restored
-    assert os.environ["MODEL_ID"] == "model-from-config"
-
-
 def test_redact_hides_the_key(clean_env) -> None:
     clean_env.setenv("ANTHROPIC_API_KEY", SECRET)
     assert live_agent.redact(f"key={SECRET}!") == "key=[redacted]!"
 
 
-# -- replay mode through the notebook helper ------------------------------------------------
+# -- the offline modes through the notebook helper ------------------------------------------
 
 
-def test_run_agent_replay_is_offline_and_complete(engine, clean_env) -> None:
-    run = live_agent.run_agent("replay", engine=engine, system=build_system_prompt(engine.store))
+def test_run_agent_script_is_offline_and_complete(engine, clean_env) -> None:
+    run = live_agent.run_agent("script", engine=engine, system=build_system_prompt(engine.store))
     assert run.ok, run.error
-    assert run.question == load_recording().question
+    assert run.question == load_script().question
     assert "conversation-003" in run.final_text
     assert len(run.requests) == 2
-    frame = live_agent.tool_hits_frame(run)
-    assert list(frame["memory_id"]) == ["conversation-003", "conversation-002"]
+    assert [m["role"] for m in run.requests[1]["messages"]] == ["user", "assistant", "user"]
     transcript = live_agent.format_transcript(run)
-    assert "tool_use   recall_history" in transcript and "stop: end_turn" in transcript
-    assert json.loads(live_agent.tool_result_json(run))["searched_records"] == 6
-    assert live_agent.cited_memory_ids(run) == ["conversation-003", "conversation-002"]
-    requests = live_agent.requests_frame(run)
-    assert list(requests["message roles"]) == ["user", "user > assistant > user"]
-    assert list(requests["last message holds"]) == ["text", "tool_result"]
-    assert set(requests["tools"]) == {"recall_history"}
+    assert transcript.startswith("[script] user: ")
+    assert "\nscript: " in transcript and "\nmodel: " not in transcript  # says who wrote it
+    assert "tool_use    recall_history" in transcript and "stop: end_turn" in transcript
+    assert "#1 conversation-003" in transcript and "#2 conversation-002" in transcript
 
 
-def test_cited_ids_are_only_ids_the_tool_returned(engine) -> None:
-    run = live_agent.run_agent("replay", engine=engine, system=build_system_prompt(engine.store))
-    invented = dataclasses.replace(
-        run,
-        messages=(
-            *run.messages[:-1],
-            {"role": "assistant", "content": [{"type": "text", "text": "See conversation-005."}]},
-        ),
+@pytest.mark.parametrize("tool_result", ["json", "recalled_context"])
+def test_run_agent_stand_in_answers_any_question_offline(engine, clean_env, tool_result) -> None:
+    question = "What is our policy on shell commands that delete files?"
+    run = live_agent.run_agent(
+        "stand-in",
+        engine=engine,
+        system=build_system_prompt(engine.store, tool_result=tool_result),
+        question=question,
+        tool_result=tool_result,
     )
-    assert live_agent.cited_memory_ids(invented) == []
+    assert run.ok, run.error
+    assert [e.kind for e in run.events] == ["text", "tool_use", "tool_result", "text", "stop"]
+    assert run.events[1].payload["input"]["query"] == derive_query(question)
+    assert run.events[2].payload["content"].startswith("{" if tool_result == "json" else "<")
+    assert "conversation-002, captured_at 2026-07-15T14:00:00Z" in run.final_text
+    texts = [e.payload["text"] for e in run.events if e.kind == "text"]
+    assert all(text.startswith(STAND_IN_LABEL) for text in texts)
+    assert [r["model"] for r in run.requests] == ["stand-in-model"] * 2
 
 
-def test_run_agent_replay_reports_a_mismatch_as_a_message(tmp_path: Path) -> None:
+def test_run_agent_script_reports_a_mismatch_as_a_message(tmp_path: Path) -> None:
     store = RemoteMemoryStore(tmp_path / "empty.jsonl")
-    run = live_agent.run_agent("replay", engine=RecallEngine(store), system="no profile")
-    assert not run.ok and run.error.startswith("replay mismatch: request 1, system")
+    run = live_agent.run_agent("script", engine=RecallEngine(store), system="no profile")
+    assert not run.ok and run.error.startswith("script mismatch: request 1, system")
 
 
 @pytest.mark.parametrize(
     ("mode", "question", "expected"),
     [
-        ("offline", None, "MODE must be 'replay' or 'live'"),
-        ("replay", "Another question?", "replay mode can only replay the recorded question"),
+        ("replay", None, "MODE must be one of ('stand-in', 'script', 'live')"),
+        ("script", "Another question?", "the script can only play its own question"),
     ],
 )
 def test_run_agent_rejects_a_bad_mode_or_question(engine, mode, question, expected) -> None:
@@ -357,6 +381,9 @@ def load_solution() -> Any:
 def test_the_checker_accepts_the_reference_solution(engine) -> None:
     answer = load_solution().my_query
     assert live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF).is_right
+    assert "conversation-001 ranks first" in str(
+        live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF)
+    )
 
 
 @pytest.mark.parametrize(
@@ -368,6 +395,11 @@ def test_the_checker_accepts_the_reference_solution(engine) -> None:
         ("what we said earlier", "❌", "No hits"),
         ("transcript format", "❌", "does not stem"),
         ("SQLite WAL persistence", "❌", "top hit is conversation-004"),
+        # the stand-in's own query: the question alone, without what 'those' stands for
+        (derive_query(live_agent.EXERCISE_QUESTION), "❌", "top hit is conversation-003"),
+        # right on the notebook's store, wrong beside records it never showed
+        ("saving transcripts", "❌", "support-calls-001"),
+        ("session", "❌", "session-tokens-001"),
         # right by accident: the answer itself finds the record, but the model cannot know it
         ("session transcripts JSONL", "❌", "jsonl is the answer, not the question"),
         ("append-only session transcripts", "❌", "append is the answer"),
@@ -376,3 +408,10 @@ def test_the_checker_accepts_the_reference_solution(engine) -> None:
 def test_the_checker_rejects_wrong_answers_with_a_hint(engine, answer, mark, hint) -> None:
     verdict = str(live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF))
     assert verdict.startswith(mark) and hint in verdict
+
+
+def test_the_exercise_needs_the_chat_the_stand_in_never_reads() -> None:
+    # the question alone does not say what 'those' are; the earlier turn of the chat does
+    chat = " ".join(m["content"] for m in live_agent.EXERCISE_CHAT).lower()
+    assert "transcripts" not in live_agent.EXERCISE_QUESTION.lower() and "transcripts" in chat
+    assert live_agent.EXERCISE_CHAT[-1]["content"] == live_agent.EXERCISE_QUESTION

@@ -121,6 +121,7 @@ EXERCISE_CHECKED = [
     "05_stable_rank",
     "06_render",
     "06b_profile",
+    "06c_capstone",
     "11_from_file_to_service",
 ]
 SOLUTIONS = NOTEBOOKS / "solutions"
@@ -232,8 +233,9 @@ TEMPLATES = [
         "07_failures_and_recovery.py",
     ),
     ("07b_retraction", "retraction_views", "check_retraction_predictions", "07b_retraction.py"),
-    ("06_render", "render_views", "check_render_predictions", "06_render.py"),
-    ("06b_profile", "render_views", "check_profile_predictions", "06b_profile.py"),
+    ("06_render", "buildit.render", "check_render_predictions", "06_render.py"),
+    ("06b_profile", "buildit.profile", "check_profile_predictions", "06b_profile.py"),
+    ("06c_capstone", "buildit.capstone", "check_first_differences", "06c_capstone.py"),
 ]
 
 

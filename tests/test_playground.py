@@ -162,17 +162,6 @@ def test_weights_and_window_change_the_ranking_and_are_reported(catalog) -> None
     wide = playground_view(replace(state, recency_window_days=365.0), catalog)
     assert wide.result.hits[0].score_breakdown.recency_window_days == 365.0
     assert "window 365 days" in pg.summary_text(wide)
-    frame = pg.compare_rankings({"a": state, "b": replace(state, recency_weight=0.6)}, catalog)
-    assert list(frame.columns) == ["a", "b"] and frame.index[0] == 1
-    assert frame.iloc[0, 0].startswith("mei-conv-053 (3/4, ")
-
-
-def test_compare_users_lists_every_user(catalog) -> None:
-    frame = pg.compare_users(replace(DEFAULT_STATE, query="cache TTL"), COURSE_USERS, catalog)
-    assert list(frame["user"]) == list(COURSE_USERS)
-    assert list(frame["user_scope"]) == [user_scope_for(u) for u in COURSE_USERS]
-    wen = frame.iloc[3]
-    assert (wen["candidates"], wen["hits"], wen["scopes of the hits"]) == (0, "-", "-")
 
 
 def test_as_of_on_keeps_the_dataset_clock_time() -> None:

@@ -318,6 +318,7 @@ COURSE: tuple[CourseNotebook, ...] = (
     CourseNotebook("05_stable_rank", "05 · Stable rank"),
     CourseNotebook("06_render", "06 · Render"),
     CourseNotebook("06b_profile", "06b · Profile"),
+    CourseNotebook("06c_capstone", "06c · Capstone"),
     CourseNotebook("07_failures_and_recovery", "07 · Failures and recovery"),
     CourseNotebook("07b_retraction", "07b · Retraction"),
     CourseNotebook("08_query_playground", "08 · Query playground"),

@@ -1,55 +1,64 @@
-"""Notebook 09 helpers: run the chapter's agent loop in replay or live mode, and show it.
+"""Notebook 09: run the agent loop with one of three players of the model's part.
 
-Both modes call the same ``memorylib.agent.agent_loop`` with the same engine, tool and
-profile-bearing system prompt; only the client differs:
+All three call the same ``memorylib.agent.agent_loop`` with the same engine and tool;
+only the client differs:
 
-* ``"replay"`` (default, offline): a ``ReplayClient`` answers from ``data/agent_replay.json``
-  and checks every request the loop sends; the tool results are computed live;
+* ``"stand-in"`` (offline, any question): ``memorylib.replay.StandInModel``, a
+  deterministic stand-in that is not a language model and says so in every text;
+* ``"script"`` (offline, one question): ``ReplayClient`` plays the hand-written script
+  ``data/agent_replay.json`` and checks every request the loop sends;
 * ``"live"``: ``runtime_client()`` builds the anthropic client; the model id comes from
-  ``MODEL_ID`` only. A missing or rejected configuration becomes ``AgentRun.error``, a
-  one-paragraph message (never a traceback), and the key never appears in it.
+  ``MODEL_ID`` only.
+
+A missing or rejected configuration, or a script mismatch, becomes ``AgentRun.error``, a
+one-paragraph message (never a traceback), and the key never appears in it. The "Your
+turn" checker is here too (a checker in the notebook would show its answer).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import pandas as pd
 
 from memorylib.agent import AgentEvent, agent_loop
 from memorylib.engine import RecallEngine
 from memorylib.notebook.exercises import CheckResult, check_value, right, wrong
-from memorylib.replay import Recording, ReplayClient, ReplayError, load_recording
+from memorylib.pipeline import recall_pipeline
+from memorylib.query import normalize_recall_query
+from memorylib.records import MemoryKind, MemorySource, StoredMemory
+from memorylib.replay import (
+    ReplayClient,
+    ReplayError,
+    ReplayScript,
+    StandInModel,
+    load_script,
+    read_tool_hits,
+)
 from memorylib.runtime import ConfigurationError, runtime_client
 from memorylib.tool import run_recall_tool
 
 __all__ = [
     "EXERCISE_ANSWER_TERMS",
+    "EXERCISE_CHAT",
     "EXERCISE_QUESTION",
     "EXERCISE_TARGET",
     "MODES",
     "AgentRun",
     "check_restated_query",
-    "cited_memory_ids",
     "format_event",
     "format_transcript",
-    "missing_configuration_message",
-    "print_event",
     "redact",
-    "requests_frame",
     "run_agent",
-    "tool_hits_frame",
-    "tool_result_json",
 ]
 
-MODES = ("replay", "live")
+MODES = ("stand-in", "script", "live")
+# Who wrote the assistant turns, as the transcript labels them (the stand-in's texts
+# carry their own "[stand-in model]" label).
+SPEAKERS = {"stand-in": "assistant", "script": "script", "live": "model"}
 _SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-_CONFIG_VARIABLES = ("MODEL_ID", *_SECRET_VARIABLES)
 
 
 @dataclass(frozen=True)
@@ -76,11 +85,6 @@ class AgentRun:
                     b["text"] for b in message.get("content", []) if b.get("type") == "text"
                 )
         return ""
-
-    @property
-    def tool_results(self) -> list[dict[str, Any]]:
-        """Every tool result the loop produced, parsed from its JSON text."""
-        return [json.loads(e.payload["content"]) for e in self.events if e.kind == "tool_result"]
 
 
 def redact(text: str) -> str:
@@ -144,20 +148,23 @@ def run_agent(
     engine: RecallEngine,
     system: str,
     question: str | None = None,
-    recording: Recording | None = None,
+    script: ReplayScript | None = None,
     as_of: str | None = None,
+    tool_result: str = "json",
     on_event: Callable[[AgentEvent], None] | None = None,
     max_turns: int = 6,
 ) -> AgentRun:
     """Run the loop once in ``mode`` and return an ``AgentRun`` (never raises for config).
 
-    Replay: the question and ``as_of`` come from the recording (default
-    ``data/agent_replay.json``); a request the recording did not expect is an error.
-    Live: ``question`` (default: the recording's), ``as_of`` (default: the recording's,
-    so both modes read the same frozen store the same way).
+    ``question`` defaults to the script's (``data/agent_replay.json``), and ``as_of`` to
+    its clock, so every mode reads the frozen store the same way. Script mode can only
+    play its own question, and a request the script did not expect is an error.
+    ``tool_result`` is the loop's option ("json" or "recalled_context"): pass a
+    ``system`` built with the same option, so its rules name what the model receives.
     """
-    recording = recording if recording is not None else load_recording()
-    as_of = as_of if as_of is not None else recording.as_of
+    script = script if script is not None else load_script()
+    as_of = as_of if as_of is not None else script.as_of
+    asked = question if question is not None else script.question
     events: list[AgentEvent] = []
 
     def emit(event: AgentEvent) -> None:
@@ -166,31 +173,27 @@ def run_agent(
             on_event(event)
 
     if mode not in MODES:
-        return AgentRun(
-            mode=str(mode),
-            question=question or recording.question,
-            error=f"MODE must be 'replay' or 'live', got {mode!r}",
-        )
-    if mode == "replay":
-        if question is not None and question != recording.question:
+        return AgentRun(mode=str(mode), question=asked, error=f"MODE must be one of {MODES}")
+    messages: list[dict[str, Any]] = [{"role": "user", "content": asked}]
+    if mode == "script":
+        if asked != script.question:
             return AgentRun(
                 mode=mode,
-                question=question,
-                error="replay mode can only replay the recorded question; switch MODE to 'live' "
-                "to ask your own",
+                question=asked,
+                error="the script can only play its own question; switch MODE to 'stand-in' "
+                "(offline) or 'live' to ask your own",
             )
-        client: Any = ReplayClient(recording)
-        model = recording.model
-        messages = recording.messages
+        client: Any = ReplayClient(script)
+        model = client.model
+        messages = script.messages
+    elif mode == "stand-in":
+        client = StandInModel()
+        model = client.model
     else:
         try:
             client, model = runtime_client()
         except ConfigurationError as exc:
-            return AgentRun(
-                mode=mode, question=question or recording.question, error=redact(str(exc))
-            )
-        messages = [{"role": "user", "content": question or recording.question}]
-    asked = messages[0]["content"]
+            return AgentRun(mode=mode, question=asked, error=redact(str(exc)))
     try:
         agent_loop(
             messages,
@@ -198,6 +201,7 @@ def run_agent(
             model=model,
             engine=engine,
             system=system,
+            tool_result=tool_result,
             as_of=as_of,
             on_event=emit,
             max_turns=max_turns,
@@ -207,7 +211,7 @@ def run_agent(
         elif events and events[-1].kind == "stop" and events[-1].payload["stop_reason"] is None:
             raise _NotTheAPIError  # a 200 whose JSON is not a Messages API response
     except ReplayError as exc:
-        error = f"replay mismatch: {exc}"
+        error = f"script mismatch: {exc}"
     except _NotTheAPIError:
         error = f"live mode failed: {_NOT_THE_API}"
     except Exception as exc:
@@ -217,37 +221,15 @@ def run_agent(
         error = f"live mode failed: {message}"
     else:
         error = None
-    requests = tuple(client.requests) if isinstance(client, ReplayClient) else ()
+    kept = getattr(client, "requests", ())
     return AgentRun(
         mode=mode,
         question=asked,
         events=tuple(events),
         messages=tuple(messages),
         error=redact(error) if error else None,
-        requests=requests,
+        requests=tuple(kept) if isinstance(kept, list) else (),
     )
-
-
-@contextmanager
-def _without_configuration() -> Iterator[None]:
-    saved = {name: os.environ.pop(name) for name in _CONFIG_VARIABLES if name in os.environ}
-    try:
-        yield
-    finally:
-        os.environ.update(saved)
-
-
-def missing_configuration_message() -> str:
-    """What live mode says on a machine with no configuration (the real check, run now).
-
-    The environment is restored afterwards, so the output is the same on every machine.
-    """
-    with _without_configuration():
-        try:
-            runtime_client()
-        except ConfigurationError as exc:
-            return f"ConfigurationError: {exc}"
-    return "no error"  # pragma: no cover - runtime_client always fails without MODEL_ID
 
 
 # -- showing ------------------------------------------------------------------------------
@@ -258,30 +240,27 @@ def _one_line(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def format_event(event: AgentEvent) -> str:
-    """One event as the transcript shows it (tool results summarised, not dumped)."""
+def format_event(event: AgentEvent, speaker: str = "model") -> str:
+    """One event as the transcript shows it (a tool result summarised, not dumped)."""
     payload = event.payload
     if event.kind == "text":
-        return f"assistant: {payload['text']}"
+        return f"{speaker}: {payload['text']}"
     if event.kind == "tool_use":
-        return f"tool_use   {payload['name']}({json.dumps(payload['input'], ensure_ascii=False)})"
+        return f"tool_use    {payload['name']}({json.dumps(payload['input'], ensure_ascii=False)})"
     if event.kind == "tool_result":
+        content = payload["content"]
+        if payload["is_error"]:
+            return f"tool_result is_error=True: {_one_line(content)}"
         try:
-            data = json.loads(payload["content"])
-        except ValueError:
-            return f"tool_result (is_error={payload['is_error']}): {_one_line(payload['content'])}"
-        if "error" in data:
-            error = data["error"]
-            return f"tool_result is_error=True: {error['type']}: {_one_line(error['message'])}"
-        lines = [
-            f"tool_result query_id={data['query']['query_id']} terms={data['query']['terms']}: "
-            f"searched {data['searched_records']}, candidates {data['candidate_records']}, "
-            f"hits {len(data['hits'])}"
-        ]
+            hits = read_tool_hits(content)
+        except (ValueError, KeyError, TypeError):
+            return f"tool_result (unreadable): {_one_line(content)}"
+        shape = "<recalled_context>" if content.lstrip().startswith("<") else "JSON"
+        lines = [f"tool_result {shape}, {len(content)} characters: {len(hits)} hit(s)"]
         lines += [
-            f"  #{hit['rank']} {hit['memory_id']:<18} total {hit['score']:.6f}  "
-            f"captured_at {hit['provenance']['captured_at']}  {_one_line(hit['snippet'], 60)}"
-            for hit in data["hits"]
+            f"  #{hit.rank} {hit.memory_id:<17} captured_at {hit.captured_at}  "
+            f"{_one_line(hit.snippet, 60)}"
+            for hit in hits
         ]
         return "\n".join(lines)
     if event.kind == "stop":
@@ -289,110 +268,62 @@ def format_event(event: AgentEvent) -> str:
     return f"{event.kind}: {payload}"
 
 
-def print_event(event: AgentEvent) -> None:
-    """``on_event`` callback that prints each step as it happens."""
-    print(format_event(event))
-
-
 def format_transcript(run: AgentRun) -> str:
     """The question, every event, and the error when there is one."""
+    speaker = SPEAKERS.get(run.mode, "model")
     lines = [f"[{run.mode}] user: {run.question}"]
-    lines += [format_event(event) for event in run.events]
+    lines += [format_event(event, speaker) for event in run.events]
     if run.error:
         lines.append(f"⚠️  {run.error}")
     return "\n".join(lines)
 
 
-def tool_result_json(run: AgentRun, index: int = 0) -> str:
-    """The ``index``-th tool result exactly as the model received it, indented for reading."""
-    results = [e.payload["content"] for e in run.events if e.kind == "tool_result"]
-    if not results:
-        return "(no tool result in this run)"
-    return json.dumps(json.loads(results[index]), indent=2, ensure_ascii=False)
-
-
-def tool_hits_frame(run: AgentRun) -> pd.DataFrame:
-    """A DataFrame of every hit the tool returned in the run, with its score breakdown."""
-    rows = []
-    for result in run.tool_results:
-        for hit in result.get("hits", []):
-            b = hit["score_breakdown"]
-            rows.append(
-                {
-                    "query_id": result["query"]["query_id"],
-                    "rank": hit["rank"],
-                    "memory_id": hit["memory_id"],
-                    "total": b["total"],
-                    "lexical_coverage": b["lexical_coverage"],
-                    "recency": b["recency"],
-                    "matched_terms": ", ".join(b["matched_terms"]),
-                    "source_id": hit["provenance"]["source_id"],
-                    "captured_at": hit["provenance"]["captured_at"],
-                }
-            )
-    columns = [
-        "query_id",
-        "rank",
-        "memory_id",
-        "total",
-        "lexical_coverage",
-        "recency",
-        "matched_terms",
-        "source_id",
-        "captured_at",
-    ]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def cited_memory_ids(run: AgentRun) -> list[str]:
-    """Memory ids the final answer mentions that a tool result really returned, in hit order.
-
-    An id in the answer that no tool result held would be an invented citation.
-    """
-    recalled = [hit["memory_id"] for result in run.tool_results for hit in result.get("hits", [])]
-    text = run.final_text
-    return [memory_id for memory_id in dict.fromkeys(recalled) if memory_id in text]
-
-
-def _block_types(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return "text"
-    return ", ".join(block.get("type", "?") for block in content or [])
-
-
-def requests_frame(run: AgentRun) -> pd.DataFrame:
-    """What the loop sent on each request (replay keeps them): the checks, made visible."""
-    rows = []
-    for number, request in enumerate(run.requests, start=1):
-        messages = request.get("messages", [])
-        rows.append(
-            {
-                "request": number,
-                "model": request.get("model"),
-                "tools": ", ".join(t["name"] for t in request.get("tools", [])),
-                "system starts with": _one_line(request.get("system", ""), 40),
-                "message roles": " > ".join(m["role"] for m in messages),
-                "last message holds": _block_types(messages[-1]) if messages else "",
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 # -- your turn ------------------------------------------------------------------------------
 
-EXERCISE_QUESTION = "Which file format did we pick for saving session transcripts, and why?"
+# The conversation so far: the last question points back at "those", which only the chat
+# explains. The search sees none of it.
+EXERCISE_CHAT = (
+    {"role": "user", "content": "I'm writing the recorder that saves each session's transcripts."},
+    {"role": "assistant", "content": "Good. Do you want the earlier decision about them?"},
+    {
+        "role": "user",
+        "content": "Yes: remind me which file format we settled on for those, and why?",
+    },
+)
+EXERCISE_QUESTION = EXERCISE_CHAT[-1]["content"]
 EXERCISE_TARGET = "conversation-001"
-
 
 # The answer to the question: the model cannot know it before recall, so a query that
 # holds one of these terms asks for what it already claims to know.
 EXERCISE_ANSWER_TERMS = ("jsonl", "append", "crash", "tear")
 
+# Two records the notebook never shows, each sharing one word of the topic and newer than
+# the target: a query that names only part of the topic ranks one of them first.
+_UNSEEN = (
+    ("support-calls-001", "Support call transcripts are kept for 90 days.", "2026-08-01T09:00:00Z"),
+    ("session-tokens-001", "Session tokens expire after twelve hours.", "2026-07-30T10:00:00Z"),
+)
+
+
+def _unseen_records(user_scope: str) -> list[StoredMemory]:
+    return [
+        StoredMemory(
+            memory_id=memory_id,
+            user_scope=user_scope,
+            kind=MemoryKind.CONVERSATION,
+            content=text,
+            summary=text,
+            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", text, at),
+            stored_at=at,
+        )
+        for memory_id, text, at in _UNSEEN
+    ]
+
 
 def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) -> CheckResult:
     """Self-check: does ``answer``, sent as the tool's query, rank EXERCISE_TARGET first,
-    without naming the answer (``EXERCISE_ANSWER_TERMS``)?
+    without naming the answer (``EXERCISE_ANSWER_TERMS``), on the notebook's store AND on
+    that store with two unseen records that share part of the topic?
 
     Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
     """
@@ -416,20 +347,33 @@ def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) ->
             return wrong(
                 f"No hits for {query!r}: the {data['searched_records']} records share none of "
                 f"its terms {data['query']['terms']}. Retrieval cannot see the chat and does not "
-                "stem ('transcript' is not 'transcripts'): restate the topic with words the "
-                "record uses."
+                "stem ('transcript' is not 'transcripts'): restate the topic the chat is about, "
+                "with words the record uses."
             )
         top = hits[0]
         if top["memory_id"] != EXERCISE_TARGET:
             return wrong(
                 f"The top hit is {top['memory_id']} ({top['source']['title']!r}), not the "
-                "transcript decision. Name what the question is about (session transcripts, "
-                "their storage format) rather than words that other decisions share."
+                "decision the student means. 'those' points back into the chat: name what it "
+                "stands for, rather than words that other decisions share."
+            )
+        recall_query = normalize_recall_query(
+            query, user_scope=engine.store.user_scope, limit=3, query_id="q-09-unseen"
+        )
+        records = [*engine.store.read_all(), *_unseen_records(engine.store.user_scope)]
+        unseen = recall_pipeline(recall_query, records, as_of=as_of).hits[0]
+        if unseen.memory_id != EXERCISE_TARGET:
+            return wrong(
+                f"On this notebook's store {EXERCISE_TARGET} ranks first, but add two records "
+                "the notebook never showed (support call transcripts kept 90 days; session "
+                f"tokens expiring) and {unseen.memory_id} ({unseen.snippet!r}) overtakes it: "
+                "your query names only part of the topic. Name the whole of it."
             )
         return right(
             f"{EXERCISE_TARGET} ranks first (total {top['score']:.6f}, matched "
-            f"{top['score_breakdown']['matched_terms']}): a self-contained query finds the "
-            "decision without seeing the conversation."
+            f"{top['score_breakdown']['matched_terms']}), and still does beside two unseen "
+            "records on neighbouring topics: the query restates what 'those' meant, without "
+            "the answer and without the chat."
         )
 
     return check_value(

@@ -77,8 +77,6 @@ __all__ = [
     "YoursView",
     "as_of_on",
     "check_isolation_query",
-    "compare_rankings",
-    "compare_users",
     "context_html",
     "hits_table_html",
     "measure_refresh",
@@ -363,44 +361,6 @@ def as_of_on(day: date, dataset: str) -> str:
     """``day`` at the time of day of the dataset's clock (the picker chooses only a date)."""
     clock = parse_timestamp(DATASETS[dataset].as_of, "as_of")
     return f"{day.isoformat()}T{clock.strftime('%H:%M:%S')}Z"
-
-
-def compare_users(
-    state: PlaygroundState, users: Iterable[str], catalog: PlaygroundCatalog
-) -> pd.DataFrame:
-    """One row per user for the same state: their scope, funnel, hits and the hits' scopes."""
-    rows = []
-    for user in users:
-        view = playground_view(replace(state, user=user), catalog)
-        result = view.result
-        rows.append(
-            {
-                "user": user,
-                "user_scope": view.user_scope,
-                "searched": result.searched_records if result else 0,
-                "candidates": result.candidate_records if result else 0,
-                "hits": ", ".join(view.hit_ids) or "-",
-                "scopes of the hits": ", ".join(sorted(set(view.hits["user_scope"]))) or "-",
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def compare_rankings(
-    states: dict[str, PlaygroundState], catalog: PlaygroundCatalog
-) -> pd.DataFrame:
-    """Side-by-side rankings: one column per labelled state, one row per rank, each cell
-    ``memory_id (matched/terms, age in days)``."""
-    columns = {}
-    for label, state in states.items():
-        hits = playground_view(state, catalog).hits
-        columns[label] = [
-            f"{row['memory_id']} ({row['matched_terms'].split(':')[0]}, {row['age_days']:g} d)"
-            for row in hits.to_dict("records")
-        ]
-    depth = max((len(c) for c in columns.values()), default=0)
-    padded = {k: v + [""] * (depth - len(v)) for k, v in columns.items()}
-    return pd.DataFrame(padded, index=pd.RangeIndex(1, depth + 1, name="rank"))
 
 
 # -- the view as text, HTML and SVG -------------------------------------------------------------

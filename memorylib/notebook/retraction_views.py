@@ -1,36 +1,18 @@
-"""Views for notebook 07b, retraction: hide a record from recall, keep the evidence.
+"""The self-check of notebook 07b's "Your turn": what six retractions leave behind.
 
-``store.retract(memory_id, ...)`` appends a RETRACTION record (beyond the chapter: see
-CONTRACT.md). The target leaves recall and profile selection; ``read_all()`` keeps
-every line, so the audit trail is whole. These pure functions show a recall before and
-after (``recall_summary_frame``), the retractions the store refuses, the trail as a
-table (``audit_frame``) and as a strip of file lines with arcs from each retraction to
-its target (``retraction_timeline``), and grade the "Your turn" predictions
-(``check_retraction_predictions``) by running the exercise's steps on a fresh store.
+Everything else notebook 07b shows is written in its cells. The checker stays here so
+that the answer is not on the student's screen: it runs the six steps for real on a
+fresh teaching store in a temporary directory and answers the five questions from it.
+``store.retract`` goes beyond the chapter (see CONTRACT.md).
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch
-
-from memorylib import (
-    MemoryKind,
-    MemorySource,
-    RecallEngine,
-    RecallResult,
-    RemoteMemoryStore,
-    StoredMemory,
-    seed_teaching_store,
-)
-from memorylib.notebook.common import NO_ERROR
-from memorylib.notebook.common import typed_attempt as attempt
+from memorylib import MemorySource, RecallEngine, RemoteMemoryStore, seed_teaching_store
+from memorylib.notebook.common import NO_ERROR, typed_attempt
 from memorylib.notebook.exercises import (
     CheckResult,
     check_value,
@@ -41,202 +23,17 @@ from memorylib.notebook.exercises import (
 from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
-    "ACCOUNT_SOURCE",
     "EXERCISE_QUESTIONS",
     "EXERCISE_STEPS",
-    "REVIEW_SOURCE",
-    "add_newer_profile",
-    "audit_frame",
     "check_retraction_predictions",
-    "exercise_questions_frame",
-    "exercise_steps_frame",
     "exercise_truth",
-    "recall_summary_frame",
-    "retraction_errors_frame",
-    "retraction_timeline",
 ]
 
-
-REVIEW_SOURCE = MemorySource(
+_SOURCE = MemorySource(
     "review-2026-08-02", "design_review", "memory design review", "2026-08-02T09:00:00Z"
 )
-ACCOUNT_SOURCE = MemorySource(
-    "ticket-4711",
-    "support_ticket",
-    "profile imported from the wrong account",
-    "2026-08-02T09:30:00Z",
-)
 
-
-def add_newer_profile(store: RemoteMemoryStore) -> StoredMemory:
-    """Append ``profile-002``, a snapshot newer than the seeded ``profile-001``."""
-    return store.append(
-        kind=MemoryKind.PROFILE,
-        memory_id="profile-002",
-        content="Frontend engineer; prefers long answers with diagrams.",
-        summary="Frontend engineer; prefers long answers.",
-        source=MemorySource(
-            "profile-snapshot-002",
-            "profile_snapshot",
-            "remote profile snapshot",
-            "2026-08-01T08:00:00Z",
-        ),
-        stored_at="2026-08-01T08:00:00Z",
-    )
-
-
-def recall_summary_frame(results: Mapping[str, RecallResult]) -> pd.DataFrame:
-    """One row per labelled result: hits, the counts that explain them, and empty_reason."""
-    return pd.DataFrame(
-        [
-            {
-                "moment": label,
-                "hits": ", ".join(h.memory_id for h in result.hits) or "(none)",
-                "searched_records": result.searched_records,
-                "candidate_records": result.candidate_records,
-                "retracted_records": result.retracted_records,
-                "empty_reason": result.empty_reason or "",
-            }
-            for label, result in results.items()
-        ]
-    )
-
-
-def retraction_errors_frame(store: RemoteMemoryStore) -> pd.DataFrame:
-    """The three retractions the store refuses, run against ``store`` (which must hold
-    ``retraction-001``); none of them writes a line."""
-    calls: list[tuple[str, Callable[[], object]]] = [
-        (
-            'retract("conversation-999")  # not in the store',
-            lambda: store.retract("conversation-999", reason="typo", source=REVIEW_SOURCE),
-        ),
-        (
-            'retract("retraction-001")  # a retraction',
-            lambda: store.retract("retraction-001", reason="undo", source=REVIEW_SOURCE),
-        ),
-        (
-            'append(kind="retraction", ...)',
-            lambda: store.append(kind="retraction", content="x", summary="x", source=REVIEW_SOURCE),
-        ),
-    ]
-    rows = [(call, *attempt(action)) for call, action in calls]
-    return pd.DataFrame(rows, columns=["call", "error", "message"])
-
-
-def audit_frame(store: RemoteMemoryStore) -> pd.DataFrame:
-    """Every record in file order with what hides it: the full audit trail, nothing removed."""
-    records = store.read_all()
-    hidden_by = {r.retracts: r.memory_id for r in records if r.kind is MemoryKind.RETRACTION}
-    return pd.DataFrame(
-        [
-            {
-                "line": line,
-                "memory_id": r.memory_id,
-                "kind": r.kind.value,
-                "retracts": r.retracts or "",
-                "captured_at": r.source.captured_at,
-                "hidden_by": hidden_by.get(r.memory_id, ""),
-            }
-            for line, r in enumerate(records, start=1)
-        ]
-    )
-
-
-_KIND_STYLE = {
-    "profile": ("#d95f02", "s"),
-    "conversation": ("#1b9e77", "o"),
-    "retraction": ("#7570b3", "X"),
-}
-
-
-def retraction_timeline(store: RemoteMemoryStore, *, title: str = "") -> Figure:
-    """The store file as a strip of lines in append order, with arcs from each retraction
-    back to the record it hides (drawn hollow). Nothing is ever removed from the strip.
-
-    Labels are memory ids (ASCII: no CJK font needed).
-    """
-    records = store.read_all()
-    hidden = {r.retracts for r in records if r.kind is MemoryKind.RETRACTION}
-    line_of = {r.memory_id: line for line, r in enumerate(records, start=1)}
-    with plt.rc_context({"font.family": ["DejaVu Sans"]}):
-        fig, ax = plt.subplots(figsize=(7.6, 3.3))
-        ax.plot(
-            [0.6, len(records) + 0.4],
-            [0, 0],
-            color="#d9d9d9",
-            linewidth=8,
-            solid_capstyle="round",
-            zorder=1,
-        )
-        for line, r in enumerate(records, start=1):
-            color, marker = _KIND_STYLE[r.kind.value]
-            face = "white" if r.memory_id in hidden else color
-            ax.scatter(
-                [line],
-                [0],
-                marker=marker,
-                s=110,
-                facecolors=face,
-                edgecolors=color,
-                linewidths=1.8,
-                zorder=3,
-            )
-            if r.kind is MemoryKind.RETRACTION and r.retracts in line_of:
-                ax.add_patch(
-                    FancyArrowPatch(
-                        (line, 0.08),
-                        (line_of[r.retracts], 0.08),
-                        connectionstyle="arc3,rad=0.45",
-                        arrowstyle="-|>",
-                        mutation_scale=12,
-                        color=color,
-                        linewidth=1.3,
-                        zorder=2,
-                    )
-                )
-        ax.set_xticks(
-            range(1, len(records) + 1),
-            [f"{line}  {r.memory_id}" for line, r in enumerate(records, start=1)],
-            rotation=35,
-            ha="right",
-            fontsize=8.5,
-        )
-        ax.set_yticks([])
-        ax.spines[["left", "top", "right"]].set_visible(False)
-        span = max(
-            (
-                abs(line_of[r.memory_id] - line_of[r.retracts])
-                for r in records
-                if r.kind is MemoryKind.RETRACTION and r.retracts in line_of
-            ),
-            default=1,
-        )
-        ax.set_ylim(-0.3, 0.3 + 0.25 * span)
-        ax.set_xlim(0.4, len(records) + 0.6)
-        ax.set_xlabel("file line (append order): the audit trail")
-        handles = [
-            plt.Line2D([], [], color=c, marker=m, linestyle="", label=k)
-            for k, (c, m) in _KIND_STYLE.items()
-        ]
-        handles.append(
-            plt.Line2D(
-                [],
-                [],
-                color="#555555",
-                marker="o",
-                markerfacecolor="white",
-                linestyle="",
-                label="hidden by a retraction",
-            )
-        )
-        ax.legend(handles=handles, loc="upper left", fontsize=8, frameon=False, ncol=2)
-        n_hidden = sum(1 for r in records if r.memory_id in hidden)
-        ax.set_title(title or f"{len(records)} lines, {n_hidden} hidden, 0 deleted")
-        fig.tight_layout()
-    return fig
-
-
-# -- the exercise: predict what five retractions leave behind ------------------------------------
+# -- the exercise: predict what six retractions leave behind ------------------------------------
 
 # (target, retraction_id), retracted in this order on a fresh teaching store
 # (profile-001 and conversation-001..006: 7 lines); step 4 targets a retraction.
@@ -246,6 +43,7 @@ _STEPS = (
     ("conversation-005", "r-3"),
     ("r-2", "r-4"),
     ("conversation-002", "r-5"),
+    ("conversation-006", "r-6"),
 )
 # step -> the call, as shown to the student (exercise_truth runs exactly these)
 EXERCISE_STEPS: dict[str, str] = {
@@ -254,7 +52,7 @@ EXERCISE_STEPS: dict[str, str] = {
 }
 
 EXERCISE_QUESTIONS: dict[str, str] = {
-    "lines": "len(store.read_all()) after the five steps (an int)",
+    "lines": "len(store.read_all()) after the six steps (an int)",
     "returned": "the memory_id of the record step 3 returns (a str)",
     "profile": "store.latest_profile(): its memory_id, or None",
     "searched": 'RecallEngine(store).recall("memory").searched_records (an int)',
@@ -272,16 +70,6 @@ _HINTS = {
 }
 
 
-def exercise_steps_frame() -> pd.DataFrame:
-    """The exercise's five steps, in the order they run."""
-    return pd.DataFrame(list(EXERCISE_STEPS.items()), columns=["step", "call"])
-
-
-def exercise_questions_frame() -> pd.DataFrame:
-    """The exercise's questions: the key to answer under, and what to predict."""
-    return pd.DataFrame(list(EXERCISE_QUESTIONS.items()), columns=["key", "predict"])
-
-
 def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, int | str | None]:
     """Run ``EXERCISE_STEPS`` on a fresh teaching store in a temporary directory and
     answer ``EXERCISE_QUESTIONS``. A refused step (step 4) is expected and skipped."""
@@ -290,10 +78,10 @@ def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, int | str | None]
         seed_teaching_store(store)
         returned: dict[str, str] = {}
         for step, (target, rid) in enumerate(_STEPS, start=1):
-            error, message = attempt(
+            error, message = typed_attempt(
                 lambda target=target, rid=rid: (
                     store.retract(
-                        target, reason="exercise", source=REVIEW_SOURCE, retraction_id=rid
+                        target, reason="exercise", source=_SOURCE, retraction_id=rid
                     ).memory_id
                 )
             )

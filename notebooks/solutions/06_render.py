@@ -1,21 +1,25 @@
 """Reference solution for notebook 06's "Your turn" (for instructors).
 
-What ``render_recall_context`` puts into the prompt for each call, on a fresh copy of
-the chapter's teaching store at the chapter's as_of:
+Each call runs on a fresh copy of the chapter's teaching store plus conversation-007
+(summary: Wrap ids in <code> & "quote" them.) at the chapter's as_of.
 
-A  "  LAYERED   Memory  ", limit 5 -> 1 hit: normalization folds case and spaces; only
-   conversation-003 holds both "layered" and "memory".
-B  "backend engineer runnable examples" -> 0 hits (the empty string): every term is in
-   the PROFILE snapshot, and recall searches CONVERSATION records only (the table of the
-   teaching records shows no conversation holding any of the four words).
-C  "?!  ...  !?" -> rejected: normalize finds no searchable term and raises
+A  "quote ids" -> conversation-007 is the only hit; in the block its snippet is element
+   text, so &, < and > become entities and the double quotes stay as they are.
+B  "quote ids" -> in the tool's JSON text (json.dumps, ensure_ascii=False) the snippet is a
+   JSON string: each double quote is written \\" ; <, > and & are left alone. This is what
+   the model reads; json.loads would give back the stored summary.
+C  "sqlite jsonl wal" -> 2 hits: conversation-004 (sqlite, wal) and conversation-001
+   (sqlite and jsonl, in its content).
+D  "persistence decision" -> 1 hit: conversation-004 says "persistence" in its content;
+   "decision" is only in its provenance title, which is never searched.
+E  "layered memory", limit 11 -> rejected: the limit must be 1 to 10, so recall raises
    RemoteMemoryValidationError before anything is read or rendered.
-D  "memory recall transcript jsonl sqlite", limit 2 -> 2 hits: four records match
-   (conversation-001, -003, -006, -004), the limit keeps the top two.
-E  "the", limit 10 -> 3 hits: the word "the" (case folded) is in the summary or content
-   of conversation-001 ("the last line"), -002 ("The agent", "the user") and -006 ("the
-   recall tool"), all shown in the notebook's table of the teaching records; -003 says
-   "their", -004 and -005 have no "the". Noise, but real matches; the limit cuts nothing.
 """
 
-my_prediction = {"A": 1, "B": 0, "C": "rejected", "D": 2, "E": 3}
+my_prediction = {
+    "A": 'Wrap ids in &lt;code&gt; &amp; "quote" them.',
+    "B": r"Wrap ids in <code> & \"quote\" them.",
+    "C": 2,
+    "D": 1,
+    "E": "rejected",
+}

@@ -4,7 +4,7 @@ Nothing for no hits; otherwise every value escaped on its way in: text with & < 
 attribute values with the double quote as well; score numbers with 6 decimals.
 """
 
-# build-it: render (notebook 06 runs this cell, as saved, in your pipeline)
+# build-it: render (notebook 06c runs this cell, as saved, in your pipeline)
 from xml.sax.saxutils import escape
 
 from memorylib import RecallResult

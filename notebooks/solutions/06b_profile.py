@@ -4,20 +4,23 @@ The memory_id in the ``<remote_profile>`` block of ``build_system_prompt`` for e
 each on its own fresh copy of the chapter's teaching store (profile-001, captured
 2026-07-30T09:00:00Z, and six conversations), or None when there is no block:
 
-A  profile-000, captured 2026-08-01: the newest captured_at wins; its smaller memory_id
-   matters only on a tie.
-B  profile-002, captured at the same instant as profile-001: the tie is broken by
-   memory_id, and "profile-002" > "profile-001".
-C  profile-001: the imported snapshot is on the last line and stored most recently, but
-   it was captured in March; file order and stored_at never count.
-D  profile-001: a conversation that talks about the profile is a conversation (recall's
-   road); only PROFILE records can be injected.
-E  None: without any snapshot the prompt starts with the memory rules, no empty block.
+A  profile-000, captured 2026-08-01: the newest captured_at wins; that its memory_id is
+   smaller matters only on a tie.
+B  profile-9: profile-9 and profile-10 are captured at the same instant (a day after
+   profile-001), so max() takes the larger memory_id compared as text: "profile-9" >
+   "profile-10" because "9" > "1". A numeric reading would say profile-10.
+C  profile-001: the imported snapshot is on the last line and stored most recently, but it
+   was captured in March; file order and stored_at never count.
+D  profile-001: 2026-07-30T16:00:00+08:00 is 08:00 UTC (the store keeps it as
+   2026-07-30T08:00:00Z), one hour before profile-001's 09:00 UTC. Comparing the strings as
+   given would pick profile-sg.
+E  None: a conversation that talks about the profile is a conversation (recall's road); with
+   no PROFILE record the prompt starts with the memory rules, no empty block.
 """
 
 my_prediction = {
     "A": "profile-000",
-    "B": "profile-002",
+    "B": "profile-9",
     "C": "profile-001",
     "D": "profile-001",
     "E": None,

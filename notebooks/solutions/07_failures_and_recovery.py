@@ -1,33 +1,39 @@
 """Reference solution for notebook 07's "Your turn" (failures and recovery; for instructors).
 
-A  engine.recall("layered memory", limit=0) -> RemoteMemoryValidationError: the limit
-   must be an int in 1..10; it is checked while the query is normalized.
-B  store.append(memory_id="conversation-001", ...) -> RemoteMemoryDuplicateError (a
-   subclass of RemoteMemoryValidationError; the specific class is the answer).
-C  RemoteMemoryStore(store.path, user_id="bob").read_all() -> RemoteMemoryScopeError:
-   line 1 belongs to another user_scope; the store fails closed.
-D  engine.recall("kubernetes helm chart") -> no error: hits are empty and
-   empty_reason is "no_matching_terms".
-E  store.append(...) after a crash tore the last line -> no error: a record commits at
-   its newline, so the torn line was never committed. Under the lock, the append moves
-   its bytes to <store>.quarantine.jsonl, cuts them off, and writes the new record.
-F  store.append(...) when line 3 is a complete line that is not JSON ->
-   RemoteMemoryCorruptionError naming line 3: a committed line was damaged, and the
-   store refuses to write after it until `python -m memorylib repair` quarantines it.
+A  engine.recall("layered memory", limit="5") -> RemoteMemoryValidationError: the limit
+   must be an int (not a bool, a float or a str) between 1 and 10; "5" is a str, and the
+   type is checked before the range, while the query is normalized.
+B  engine.recall("?! layered !?") -> no error: only a query with NO searchable term is
+   refused; "layered" survives normalization, and the hit is conversation-003.
+C  RemoteMemoryStore(store.path, user_id="  Local-User ").read_all() -> no error: the user
+   scope hashes user_id.strip().casefold(), so "  Local-User " is the default user
+   "local-user" and every line is its own.
+D  store.append(memory_id="conversation-006", ...) after a crash tore the last line ->
+   RemoteMemoryDuplicateError: under the lock the writer first moves the torn tail to the
+   quarantine file and cuts it off, then checks the id, which is already stored. (The
+   recovery happened; the record was not written.)
+E  store.read_all() when the LAST line ends in its newline but is not JSON ->
+   RemoteMemoryCorruptionError naming line 8: a record commits at its newline, wherever
+   it is in the file, so this line was committed and is now damaged; only a line without
+   its newline is an uncommitted (torn) tail.
+F  the first append to a new file whose folder fsync fails -> RemoteMemoryWriteError: a
+   failed step of a write is cut back (a file the call created is removed again) and
+   reported as "nothing was stored, retrying is safe"; only a cut back that fails too makes
+   the store fail closed (RemoteMemoryFailedClosedError).
 """
 
 from memorylib import (
     RemoteMemoryCorruptionError,
     RemoteMemoryDuplicateError,
-    RemoteMemoryScopeError,
     RemoteMemoryValidationError,
+    RemoteMemoryWriteError,
 )
 
 my_prediction = {
     "A": RemoteMemoryValidationError,
-    "B": RemoteMemoryDuplicateError,
-    "C": RemoteMemoryScopeError,
-    "D": None,
-    "E": None,
-    "F": RemoteMemoryCorruptionError,
+    "B": None,
+    "C": None,
+    "D": RemoteMemoryDuplicateError,
+    "E": RemoteMemoryCorruptionError,
+    "F": RemoteMemoryWriteError,
 }

@@ -1,12 +1,17 @@
 """Reference solution for notebook 09 (live agent), "Your turn".
 
-The student writes the ``query`` the model should send to ``recall_history`` for
-"Which file format did we pick for saving session transcripts, and why?". Retrieval
-cannot see the chat and matches words exactly (no stemming), so the query restates the
-topic with the words the record uses: conversation-001 says "session transcripts".
-It must not name the answer: the model recalls because it does not know the format, so a
-query holding "JSONL" (or "append-only") is rejected. "what we said earlier" finds
-nothing; "transcript format" finds nothing either ("transcript" is not "transcripts").
+The chat first names the topic ("the recorder that saves each session's transcripts"),
+then asks: "remind me which file format we settled on for those, and why?". The student
+writes the ``query`` a model that has read the chat should send to ``recall_history``.
+Retrieval cannot see the chat and matches words exactly (no stemming), so the query
+restates what "those" stands for, with the words the record uses: conversation-001 says
+"session transcripts". It must not name the answer: the model recalls because it does not
+know the format, so a query holding "JSONL" (or "append-only") is rejected. The stand-in
+model's own query ("file format settled", from the last message alone) ranks the layered
+memory record first; "transcript format" finds nothing ("transcript" is not
+"transcripts"); "saving transcripts" or "session" alone rank first here but lose to one of
+two records the checker adds that the notebook never shows (support call transcripts,
+session tokens): a query must name the whole topic.
 """
 
-my_query = "session transcripts storage format"
+my_query = "session transcripts file format"

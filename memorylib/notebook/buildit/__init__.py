@@ -15,14 +15,18 @@ worked examples, then generated inputs, and a ``CheckResult`` that is not answer
 (the template still raises ``NotImplementedError``), right, or wrong with the smallest
 counterexample and a hint from the stage's catalogue of typical mistakes.
 ``reference_source(stage)`` is the library's source for a stage, closed. The capstone
-(notebook 06) runs your functions as one pipeline (``Pipeline``, ``compare_on_corpus``).
+(notebook 06c) runs your functions as one pipeline (``Pipeline``, ``compare_on_corpus``);
+its exercise, five pipelines each with one stage broken on purpose, is ``capstone``.
 
 One module per stage (``normalize``, ``candidates``, ``scoring``, ``ranking``,
-``render``: worked examples, a strategy of generated inputs, typical mistakes; 02's and
-03's "Your turn" checks live in their stage's module too: ``normalize.check_predicted_terms``,
-``candidates.check_quiet_query`` and ``candidates.check_cache_query``), the
-records they share (``fixtures``), the closed source (``reference``) and the capstone
-(``pipeline``). A shared notebook helper: it imports no view module.
+``render``: worked examples, a strategy of generated inputs, typical mistakes; the
+"Your turn" checks of 02 to 06 live in their stage's module too:
+``normalize.check_predicted_terms``, ``candidates.check_quiet_query``,
+``candidates.check_cache_query``, ``scoring.check_q11_total``, ``ranking.check_tie_order``
+and ``render.check_render_predictions``), 06b's profile
+check (``profile``: the profile takes no stage), the records they share (``fixtures``),
+the closed source (``reference``) and the capstone (``pipeline``, and its exercise
+``capstone``). A shared notebook helper: it imports no view module.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ on its stage's first worked example counts as not written.
 * ``Pipeline.from_functions(normalize_text=..., ...)`` takes functions you hold;
 * ``Pipeline.from_notebooks(folder)`` reads the build-it cells of notebooks 02-06 as they
   are SAVED (the first line of each is ``# build-it: <stage>``) and runs each cell in a
-  fresh namespace, so notebook 06 can run the functions of 02-05;
+  fresh namespace, so notebook 06c (the capstone) can run the functions of 02-06;
 * ``pipeline.recall(text, records, ...)`` runs normalize -> candidate -> score -> stable
   rank -> render; an exception in one of your functions stops the run and is reported
   (stage, error, your line), never raised;
@@ -35,7 +35,7 @@ import pandas as pd
 
 from memorylib.candidates import CandidateSet
 from memorylib.datasets import course_records, load_labelled_queries
-from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
+from memorylib.errors import RemoteMemoryError
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
 from memorylib.notebook.buildit.normalize import EXTRACT_TERMS, NORMALIZE_TEXT
@@ -301,9 +301,10 @@ class Pipeline:
             raise _StageFailed(
                 "normalize", "normalize_text must return a str and extract_terms a tuple of str"
             )
-        if not terms:
-            raise RemoteMemoryValidationError(
-                f"query text {checked.text[:60]!r} has no searchable terms"
+        if not terms:  # the library found terms (it accepted the query): yours lost them
+            raise _StageFailed(
+                "normalize",
+                f"no terms for {checked.text[:60]!r}; the library's are {list(checked.terms)}",
             )
         return dataclasses.replace(checked, normalized_text=normalized, terms=tuple(terms))
 

@@ -8,18 +8,28 @@ is wrong, whatever it looks like. No hits must give ``""``.
 Generated results come from the library's own pipeline over records whose summaries,
 source ids and source types hold ``<``, ``>``, ``&``, ``"`` and ``'`` (markup a stored
 memory may contain), and queries whose normalized text does too.
+
+Also here, beside its stage: notebook 06's "Your turn" (``check_render_predictions``):
+predict what reaches the model for a stored text, in the block and in the tool's JSON.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+import pandas as pd
 from hypothesis import strategies as st
 
+from memorylib.engine import RecallEngine
+from memorylib.errors import RemoteMemoryError
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
     RecordSpec,
@@ -28,13 +38,34 @@ from memorylib.notebook.buildit.fixtures import (
     make_query,
     words,
 )
-from memorylib.notebook.exercises import Call, FunctionExercise, Malformed, Mistake, Named
+from memorylib.notebook.exercises import (
+    Call,
+    CheckResult,
+    FunctionExercise,
+    Malformed,
+    Mistake,
+    Named,
+    check_value,
+    expect_labels,
+    grade_labels,
+    right,
+)
 from memorylib.pipeline import recall_pipeline
-from memorylib.records import RecallResult, StoredMemory
+from memorylib.records import MemoryKind, MemorySource, RecallResult, StoredMemory
 from memorylib.render import render_recall_context
-from memorylib.seed import TEACHING_AS_OF
+from memorylib.seed import TEACHING_AS_OF, seed_teaching_store
+from memorylib.store import RemoteMemoryStore
+from memorylib.tool import recall_history
 
-__all__ = ["RENDER_RECALL_CONTEXT", "parsed_tree"]
+__all__ = [
+    "RENDER_CALLS",
+    "RENDER_RECALL_CONTEXT",
+    "RENDER_RECORD",
+    "check_render_predictions",
+    "parsed_tree",
+    "render_exercise_frame",
+    "render_exercise_truth",
+]
 
 QUERY_WORDS = ("memory", "cache", "R&D", "<b>")
 WORDS = ("memory", "cache", "R&D", "<b>", "</snippet>", '"quoted"', "it's", "x<y", "分层记忆")
@@ -341,3 +372,157 @@ RENDER_RECALL_CONTEXT = FunctionExercise(
         ),
     ),
 )
+
+
+# -- notebook 06: what reaches the model -----------------------------------------------------
+
+# Appended to a fresh copy of the teaching store before every call of the exercise.
+RENDER_RECORD: dict[str, Any] = {
+    "kind": MemoryKind.CONVERSATION,
+    "memory_id": "conversation-007",
+    "summary": 'Wrap ids in <code> & "quote" them.',
+    "content": 'Style review: answers put memory ids in <code> tags & titles in "quotes".',
+    "source": MemorySource(
+        "transcript-conversation-007",
+        "conversation_transcript",
+        "answer style",
+        "2026-07-31T10:00:00Z",
+    ),
+    "stored_at": "2026-07-31T10:00:00Z",
+}
+
+# label -> (what to predict, query text, limit). "snippet-xml": the characters between
+# conversation-007's <snippet> and </snippet> in the rendered block; "snippet-json": the
+# characters between the quotes of its "snippet" value in the tool's JSON text; "hits":
+# the number of <hit> elements, or "rejected" when recall raises before anything renders.
+RENDER_CALLS: dict[str, tuple[str, str, int]] = {
+    "A": ("snippet-xml", "quote ids", 5),
+    "B": ("snippet-json", "quote ids", 5),
+    "C": ("hits", "sqlite jsonl wal", 5),
+    "D": ("hits", "persistence decision", 5),
+    "E": ("hits", "layered memory", 11),
+}
+_ASKED = {
+    "snippet-xml": "conversation-007's <snippet> text, exactly as the rendered block spells it",
+    "snippet-json": "conversation-007's snippet, exactly as the tool's JSON text spells it",
+    "hits": 'the number of <hit> elements in the rendered block, or "rejected"',
+}
+_TARGET = RENDER_RECORD["memory_id"]
+_JSON_STRING = r'"((?:[^"\\]|\\.)*)"'  # a JSON string literal, escapes and all
+
+
+def render_exercise_frame() -> pd.DataFrame:
+    """The task: one row per call (query, limit, what to predict), no answer."""
+    return pd.DataFrame(
+        [
+            (label, repr(text), limit, _ASKED[asked])
+            for label, (asked, text, limit) in RENDER_CALLS.items()
+        ],
+        columns=["call", "query", "limit", "predict"],
+    )
+
+
+def _xml_snippet(block: str) -> str | None:
+    """The raw characters of the target hit's <snippet>, as they stand in the block."""
+    hit = block.find(f'memory_id="{_TARGET}"')
+    found = re.compile(r"<snippet>(.*?)</snippet>", re.S).search(block, hit)
+    return None if hit < 0 or found is None else found.group(1)
+
+
+def _json_snippet(tool_json: str) -> str | None:
+    """The raw characters of the target hit's "snippet" value in the tool's JSON text."""
+    hit = tool_json.find(f'"memory_id": "{_TARGET}"')
+    found = re.compile(r'"snippet": ' + _JSON_STRING).search(tool_json, hit)
+    return None if hit < 0 or found is None else found.group(1)
+
+
+def render_exercise_truth() -> dict[str, int | str | None]:
+    """What reaches the model for each call, computed by the library.
+
+    Each call runs on a fresh teaching store plus ``RENDER_RECORD`` (in a temporary
+    directory) at the chapter's clock, through ``recall_history`` (the JSON text) and
+    ``render_recall_context`` of the same result (the block).
+    """
+    truth: dict[str, int | str | None] = {}
+    with tempfile.TemporaryDirectory(prefix="memorylib-06-") as tmp:
+        store = RemoteMemoryStore(Path(tmp) / "chapter.jsonl")
+        seed_teaching_store(store)
+        store.append(**RENDER_RECORD)
+        engine = RecallEngine(store)
+        for label, (asked, text, limit) in RENDER_CALLS.items():
+            try:
+                tool_json = recall_history(
+                    text, limit, engine=engine, as_of=TEACHING_AS_OF, query_id=f"q-06-ex-{label}"
+                )
+            except RemoteMemoryError:
+                truth[label] = "rejected"
+                continue
+            block = render_recall_context(RecallResult.from_dict(json.loads(tool_json)))
+            if asked == "snippet-xml":
+                truth[label] = _xml_snippet(block)
+            elif asked == "snippet-json":
+                truth[label] = _json_snippet(tool_json)
+            else:
+                truth[label] = len(ET.fromstring(block).findall("hit")) if block else 0
+    return truth
+
+
+_RENDER_HINTS = {
+    "A": "inside an element's text the renderer escapes &, < and >; a double quote stays "
+    "as it is (quotes are escaped in attribute values only).",
+    "B": "the tool's text is json.dumps(..., ensure_ascii=False): inside a JSON string each "
+    'double quote is written \\" and each backslash \\\\; <, > and & are left alone. Type '
+    "the characters the model reads (a raw string r'...' helps).",
+    "C": "read the content column as well as the summary: a term may be in either.",
+    "D": "recall searches the summary and the content; the provenance title is never searched.",
+    "E": "look at the limit before the query: the chapter accepts 1 to 10.",
+}
+
+
+def _as_text(given: object) -> object:
+    return given.strip() if isinstance(given, str) else given
+
+
+def _same_render(given: object, expected: int | str | None) -> bool:
+    if isinstance(expected, int):
+        return isinstance(given, int) and not isinstance(given, bool) and given == expected
+    if expected == "rejected":
+        return isinstance(given, str) and given.strip().lower() == "rejected"
+    return _as_text(given) == expected
+
+
+def check_render_predictions(answer: object) -> CheckResult:
+    """Self-check for notebook 06: ``answer`` maps "A".."E" to the predicted text or count.
+
+    A and B are strings (the characters as they stand in the block or in the JSON text;
+    the JSON string's own surrounding quotes may be included), C-E a number or
+    "rejected". Right when all five are right; one hint per wrong label.
+    """
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_labels(answer, RENDER_CALLS, "a dict from 'A'..'E' to a str or a number")
+        if isinstance(given["B"], str) and re.fullmatch(_JSON_STRING, given["B"].strip()):
+            given["B"] = given["B"].strip()[1:-1]  # the student copied the JSON quotes too
+        truth = render_exercise_truth()
+        hints = dict(_RENDER_HINTS)
+        stored = RENDER_RECORD["summary"]
+        if _as_text(given["A"]) == truth["B"]:
+            hints["A"] = "that is how the JSON text spells it; the block uses entities (&lt;)."
+        if _as_text(given["B"]) == truth["A"]:
+            hints["B"] = 'that is how the block spells it; the JSON text uses backslashes (\\").'
+        elif _as_text(given["B"]) == stored:
+            hints["B"] = (
+                "that is the value json.loads gives back, not the text the model reads: "
+                + _RENDER_HINTS["B"]
+            )
+        mistakes = grade_labels(truth, given, hints, same=_same_render)
+        if mistakes is not None:
+            return mistakes
+        return right(
+            "All 5 right. The block escapes with entities, the JSON text with backslashes; "
+            "either way a parser gets the stored text back and the model reads every word "
+            "of it. Only conversation text is searched, and a limit outside 1..10 is "
+            "refused before anything is rendered."
+        )
+
+    return check_value(answer, judge, placeholder="a dict like {'A': 'your text', 'C': 7, ...}")

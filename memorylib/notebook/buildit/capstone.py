@@ -1,0 +1,170 @@
+"""Notebook 06c's "Your turn": five pipelines, each with one function broken on purpose.
+
+Each broken function below replaces one slot of the library's pipeline
+(``Pipeline.from_functions``). The student reads their source (the notebook prints it)
+and predicts, for each pipeline, the first stage where it differs from the library on
+the chapter's example, or "none" when it agrees there. The truth is computed by running
+them; ``compare_on_corpus`` then shows which of the "none" were luck.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import unicodedata
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from memorylib import (
+    TEACHING_AS_OF,
+    CandidateSet,
+    MemoryKind,
+    RecallCandidate,
+    RecallHit,
+    RecallQuery,
+    RecallResult,
+    RecallScoreBreakdown,
+    ScoringPolicy,
+    StoredMemory,
+    build_recall_candidates,
+    render_recall_context,
+    score_recall_candidate,
+    stable_rank_recall_candidates,
+)
+from memorylib.notebook.buildit.fixtures import CHAPTER_QUERY, CHAPTER_SCOPE, chapter_records
+from memorylib.notebook.buildit.pipeline import STAGES, Pipeline
+from memorylib.notebook.exercises import (
+    CheckResult,
+    check_value,
+    expect_labels,
+    grade_labels,
+    right,
+)
+from memorylib.render import escape_xml
+
+__all__ = [
+    "BROKEN",
+    "CHAPTER_QUERY",
+    "broken_pipeline",
+    "check_first_differences",
+    "first_difference_truth",
+]
+
+
+def normalize_keeps_case(text: str) -> str:
+    """NFKC and whitespace folding, but no casefold."""
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def candidates_with_profiles(query: RecallQuery, records: Iterable[StoredMemory]) -> CandidateSet:
+    """The library's candidates, but every PROFILE record is searched as a conversation."""
+    searched = [
+        dataclasses.replace(r, kind=MemoryKind.CONVERSATION) if r.kind is MemoryKind.PROFILE else r
+        for r in records
+    ]
+    return build_recall_candidates(query, searched)
+
+
+def score_with_a_week_window(
+    query: RecallQuery, candidate: RecallCandidate, *, as_of: datetime | str
+) -> RecallScoreBreakdown:
+    """The chapter's formula with a 7-day recency window instead of 30 days."""
+    week = ScoringPolicy(recency_window_days=7)
+    return score_recall_candidate(query, candidate, as_of=as_of, policy=week)
+
+
+def rank_ignoring_the_limit(
+    query: RecallQuery,
+    candidates: CandidateSet,
+    *,
+    as_of: datetime | str,
+    score: Callable[..., RecallScoreBreakdown] = score_recall_candidate,
+) -> tuple[RecallHit, ...]:
+    """The library's ranking, but it keeps up to 10 hits whatever the query's limit."""
+    no_limit = dataclasses.replace(query, limit=10)
+    return stable_rank_recall_candidates(no_limit, candidates, as_of=as_of, score=score)
+
+
+def render_with_empty_wrapper(result: RecallResult) -> str:
+    """The library's block, but an empty wrapper instead of "" when there are no hits."""
+    if result.hits:
+        return render_recall_context(result)
+    query_id = escape_xml(result.query.query_id, attribute=True)
+    return f'<recalled_context query_id="{query_id}">\n</recalled_context>'
+
+
+# label -> (the slot it replaces, the broken function)
+BROKEN: dict[str, tuple[str, Callable[..., Any]]] = {
+    "A": ("normalize_text", normalize_keeps_case),
+    "B": ("build_recall_candidates", candidates_with_profiles),
+    "C": ("score_recall_candidate", score_with_a_week_window),
+    "D": ("stable_rank_recall_candidates", rank_ignoring_the_limit),
+    "E": ("render_recall_context", render_with_empty_wrapper),
+}
+
+
+def broken_pipeline(label: str) -> Pipeline:
+    """The library's pipeline with ``BROKEN[label]`` in its slot."""
+    slot, function = BROKEN[label]
+    return Pipeline.from_functions(**{slot: function})
+
+
+def first_difference_truth() -> dict[str, str]:
+    """For each broken pipeline: the first stage where it differs from the library on the
+    chapter's example (the teaching records, the chapter's clock, query_id "query-1"), or
+    "none"."""
+    truth = {}
+    for label in BROKEN:
+        comparison = broken_pipeline(label).compare(
+            CHAPTER_QUERY,
+            chapter_records(),
+            user_scope=CHAPTER_SCOPE,
+            as_of=TEACHING_AS_OF,
+            query_id="query-1",
+        )
+        difference = comparison.difference
+        truth[label] = "none" if difference is None else difference[0]
+    return truth
+
+
+_HINTS = {
+    "A": "the chapter's query is written in capitals; which stage's output shows it?",
+    "B": "the comparison checks searched_records too, not only which records matched.",
+    "C": "conversation-003 is one day old: its recency depends on the window.",
+    "D": "count the chapter example's candidates: does a limit of 5 cut anything there?",
+    "E": "the chapter's query has a hit: when does the empty wrapper appear?",
+}
+_ANSWERS = (*STAGES, "none")
+
+
+def _stage(given: object) -> object:
+    if given is None:
+        return "none"
+    if isinstance(given, str):
+        return " ".join(given.strip().lower().replace("_", " ").replace("-", " ").split())
+    return given
+
+
+def check_first_differences(answer: object) -> CheckResult:
+    """Self-check for notebook 06c: ``answer`` maps "A".."E" to the first stage where that
+    broken pipeline differs on the chapter's example (one of normalize, candidate, score,
+    stable rank, render), or "none"."""
+
+    def judge(answer: object) -> CheckResult:
+        given = expect_labels(answer, BROKEN, "a dict from 'A'..'E' to a stage name or 'none'")
+        unknown = [label for label, value in given.items() if _stage(value) not in _ANSWERS]
+        hints = dict(_HINTS)
+        for label in unknown:
+            hints[label] = f"answer one of {', '.join(map(repr, _ANSWERS))}."
+        truth = first_difference_truth()
+        mistakes = grade_labels(truth, given, hints, same=lambda g, e: _stage(g) == e)
+        if mistakes is not None:
+            return mistakes
+        lucky = [label for label, stage in truth.items() if stage == "none"]
+        return right(
+            f"All {len(truth)} right. {' and '.join(lucky)} agree with the library on the "
+            "chapter's example although each has a stage broken: one example can agree by "
+            "luck. The stretch runs them on the corpus."
+        )
+
+    return check_value(answer, judge, placeholder="a dict like {'A': 'render', 'B': 'none', ...}")

@@ -1,0 +1,177 @@
+"""The exercises of notebooks 06 (what reaches the model) and 06b (which snapshot is
+injected): each scenario teaches what it claims, its checker accepts the reference
+solution in any accepted spelling and rejects each typical mistake with its hint, and no
+answer is on screen before the attempt."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from memorylib.notebook.buildit.profile import (
+    PROFILE_SCENARIOS,
+    check_profile_predictions,
+    profile_exercise_frame,
+    profile_exercise_truth,
+)
+from memorylib.notebook.buildit.render import (
+    RENDER_CALLS,
+    RENDER_RECORD,
+    check_render_predictions,
+    render_exercise_frame,
+    render_exercise_truth,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "notebooks" / "solutions"
+RENDER_ANSWER = runpy.run_path(str(SOLUTIONS / "06_render.py"))["my_prediction"]
+PROFILE_ANSWER = runpy.run_path(str(SOLUTIONS / "06b_profile.py"))["my_prediction"]
+
+
+def before_your_turn(stem: str) -> str:
+    """Every source and text output of a notebook before its "## Your turn" heading."""
+    nb = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+    shown = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and "## Your turn" in cell.source:
+            return "\n".join(shown)
+        shown.append(cell.source)
+        for output in cell.get("outputs", []):
+            shown.append(output.get("text", ""))
+            shown += [v for k, v in output.get("data", {}).items() if k.startswith("text/")]
+    raise AssertionError(f"{stem} has no Your turn")
+
+
+# -- notebook 06 -----------------------------------------------------------------------------
+
+
+def test_the_snippet_answers_are_what_each_path_really_carries() -> None:
+    truth = render_exercise_truth()
+    stored = RENDER_RECORD["summary"]
+    # A is element text of the block: a parser reads the stored summary back from it ...
+    assert ET.fromstring(f"<snippet>{truth['A']}</snippet>").text == stored
+    assert truth["A"] != stored and '"' in truth["A"]  # entities for < > &, quotes kept
+    # ... and B the inside of a JSON string literal: json.loads reads it back
+    assert json.loads(f'"{truth["B"]}"') == stored
+    assert truth["B"] != stored and "<code>" in truth["B"]  # backslashes, no entities
+
+
+def test_the_hit_counts_teach_what_the_notebook_says() -> None:
+    truth = render_exercise_truth()
+    assert truth["C"] == 2  # one of the two matches is in a record's content, not its summary
+    assert truth["D"] == 1  # "decision" is only in a provenance title, never searched
+    assert truth["E"] == "rejected" and RENDER_CALLS["E"][2] == 11  # the limit, not the query
+
+
+def test_the_render_checker_accepts_the_solution_in_any_accepted_spelling() -> None:
+    assert check_render_predictions(RENDER_ANSWER).is_right
+    spelled = {
+        **RENDER_ANSWER,
+        "A": f"  {RENDER_ANSWER['A']} ",
+        "B": f'"{RENDER_ANSWER["B"]}"',  # the JSON string's own quotes copied too
+        "E": " Rejected ",
+    }
+    assert check_render_predictions(spelled).is_right
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"A": RENDER_RECORD["summary"]}, "A: you said"),
+        ({"A": "Wrap ids in &lt;code&gt; &amp; &quot;quote&quot; them."}, "attribute values"),
+        ({"B": RENDER_RECORD["summary"]}, "json.loads gives back"),
+        ({"A": RENDER_ANSWER["B"], "B": RENDER_ANSWER["A"]}, "the block uses entities"),
+        ({"C": 1}, "content column"),
+        ({"D": 2}, "title is never searched"),
+        ({"E": 0}, "the limit"),
+        ({"C": "2"}, "C: you said"),
+        ({"D": True}, "D: you said"),
+    ],
+)
+def test_the_render_checker_names_each_mistake(change: dict, fragment: str) -> None:
+    result = check_render_predictions({**RENDER_ANSWER, **change})
+    assert not result.is_right and fragment in str(result)
+
+
+def test_the_render_checker_placeholder_and_partial_answers() -> None:
+    assert str(check_render_predictions(...)).startswith("⏳ Not answered yet")
+    assert "B, C, D, E" in str(check_render_predictions({"A": "x"}))
+    assert "dict" in str(check_render_predictions(["x"]))
+
+
+def test_no_answer_of_06_is_on_screen_before_the_exercise() -> None:
+    shown = before_your_turn("06_render")
+    truth = render_exercise_truth()
+    for label in ("A", "B"):
+        assert truth[label] not in shown, f"{label}'s answer is on screen"
+    for label, (_, text, limit) in RENDER_CALLS.items():
+        if limit <= 10:  # E's query is section 3's; its limit is what E is about
+            assert f'"{text}"' not in shown, f"{label}'s query {text!r} runs before it"
+    assert "limit=11" not in shown and ", 11," not in shown
+    assert RENDER_RECORD["memory_id"] not in shown
+    table = render_exercise_frame().to_string()
+    assert truth["A"] not in table and truth["B"] not in table
+
+
+# -- notebook 06b ----------------------------------------------------------------------------
+
+
+def test_each_profile_scenario_teaches_its_rule() -> None:
+    truth = profile_exercise_truth()
+    assert truth == PROFILE_ANSWER
+    _, tied = PROFILE_SCENARIOS["B"]
+    assert {r["source"].captured_at for r in tied} == {"2026-07-31T09:00:00Z"}  # a real tie
+    assert truth["B"] == max(r["memory_id"] for r in tied)  # text order: "profile-9" wins
+    _, (singapore,) = PROFILE_SCENARIOS["D"]
+    assert singapore["source"].captured_at > "2026-07-30T09:00:00Z"  # as text it would win
+    assert truth["D"] == "profile-001"  # as an instant it is one hour older
+
+
+def test_the_profile_table_shows_the_records_as_given_and_no_answer() -> None:
+    frame = profile_exercise_frame()
+    assert list(frame["call"]) == ["A", "B", "B", "C", "D", "E"]
+    assert "injected" not in frame.columns
+    assert "2026-07-30T16:00:00+08:00" in set(frame["captured_at"])  # not converted
+
+
+def test_the_profile_checker_accepts_the_solution_in_any_accepted_spelling() -> None:
+    assert check_profile_predictions(PROFILE_ANSWER).is_right
+    spelled = {**PROFILE_ANSWER, "C": " profile-001 ", "E": "None"}
+    assert check_profile_predictions(spelled).is_right
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"A": "profile-001"}, "newest captured_at wins"),
+        ({"B": "profile-10"}, "not as a number"),
+        ({"B": "profile-001"}, "max() takes the larger"),
+        ({"C": "profile-imported"}, "file line"),
+        ({"D": "profile-sg"}, "convert the offset to UTC"),
+        ({"E": "conversation-007"}, "only PROFILE records"),
+        ({"E": ""}, "E: you said"),
+    ],
+)
+def test_the_profile_checker_names_each_mistake(change: dict, fragment: str) -> None:
+    result = check_profile_predictions({**PROFILE_ANSWER, **change})
+    assert not result.is_right and fragment in str(result)
+
+
+def test_the_profile_checker_placeholder() -> None:
+    assert str(check_profile_predictions(...)).startswith("⏳ Not answered yet")
+    assert "dict" in str(check_profile_predictions(["profile-000"]))
+
+
+def test_no_answer_of_06b_is_on_screen_before_the_exercise() -> None:
+    shown = before_your_turn("06b_profile")
+    for label, (_, records) in PROFILE_SCENARIOS.items():
+        for record in records:
+            assert record["memory_id"] not in shown, f"{label}: {record['memory_id']} is shown"
+    # the rules are taught before they are asked: text order on a tie, and the instant
+    assert "max" in shown and "ascending" in shown and "compared as text" in shown
+    assert "+08:00" in shown and "16:00:00+08:00" not in shown
