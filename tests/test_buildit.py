@@ -4,8 +4,10 @@ message, and a check says the same thing every time. Then the capstone pipeline.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import html
+import json
 import math
 import re
 import runpy
@@ -13,6 +15,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -36,8 +39,7 @@ from memorylib.notebook import buildit
 from memorylib.notebook.buildit.fixtures import CHAPTER_SCOPE, chapter_records
 from memorylib.notebook.exercises import CheckResult, Verdict, check_function
 from memorylib.query import term_occurrences
-from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import parse_timestamp
+from memorylib.timestamps import TEACHING_AS_OF, parse_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "notebooks" / "solutions"
@@ -540,6 +542,33 @@ def test_the_reference_source_is_the_real_code_and_closed(stage: str) -> None:
     assert "/work/" not in markup and "/home/" not in markup
 
 
+def test_the_normalize_reference_shows_everything_of_memorylib_it_reads() -> None:
+    # normalize_text calls fold_whitespace (memorylib/checks.py) and is_cjk reads CJK_FIRST
+    # and CJK_LAST: a reader of the closed reference must not meet a name it cannot see
+    from memorylib import query
+
+    shown = buildit.reference_source("normalize")
+    tree = ast.parse(shown.source)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    defined |= {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    unseen = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in defined:
+            value = vars(query).get(node.id)
+            if value is None or isinstance(value, (type, ModuleType)):
+                continue  # a builtin, a class or a module (unicodedata, itertools)
+            home = value.__module__ if callable(value) else "memorylib.query"  # a constant
+            if home.startswith("memorylib"):
+                unseen.append(node.id)
+    assert unseen == []
+    assert "# memorylib/checks.py\ndef fold_whitespace(" in shown.source
+    assert "fold_whitespace from memorylib/checks.py; CJK_FIRST, CJK_LAST" in str(shown)
+
+
 def test_an_unknown_stage_is_refused() -> None:
     with pytest.raises(ValueError, match="stage must be one of"):
         buildit.reference_source("rank")
@@ -706,7 +735,12 @@ def test_each_stage_notebook_holds_template_check_then_closed_reference(notebook
     position = cells.index(template)
     check, reference = cells[position + 1], cells[position + 3]
     assert "buildit.check_" in check.source
-    assert reference.source == f'buildit.reference_source("{stage}")'
+    if "SHOW_REFERENCE" in reference.source:  # 03: shown only once the check passes
+        assert f'display(buildit.reference_source("{stage}"))' in reference.source
+        saved = json.dumps([output for output in reference.get("outputs", [])])
+        assert "<details" not in saved and "def " not in saved  # nothing of it on screen
+    else:
+        assert reference.source == f'buildit.reference_source("{stage}")'
     # the template: the contract's signature and docstring, an unfilled body
     namespace: dict[str, Any] = {}
     exec(compile(template.source, "<template>", "exec"), namespace)

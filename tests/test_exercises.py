@@ -323,12 +323,13 @@ def test_every_message_the_engine_writes_comes_from_the_catalogue() -> None:
 # -- every checker of the course is on the engine -------------------------------------------------
 
 CHECKERS = [
-    ("records_views", "check_append_predictions", (), {}),
-    ("records_views", "check_scope_function", (), {}),
+    ("records_exercises", "check_append_predictions", (), {}),
+    ("records_exercises", "check_built_record", (None,), {}),
+    ("records_exercises", "check_scope_function", (), {}),
     ("buildit.normalize", "check_predicted_terms", (), {}),
     ("buildit.candidates", "check_quiet_query", (), {}),
     ("buildit.candidates", "check_cache_query", (), {}),
-    ("buildit.scoring", "check_q11_total", (), {}),
+    ("buildit.scoring", "check_q11_note", (), {}),
     ("buildit.ranking", "check_tie_order", (), {}),
     ("buildit.render", "check_render_predictions", (), {}),
     ("buildit.profile", "check_profile_predictions", (), {}),

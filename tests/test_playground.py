@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from memorylib import RecallEngine, ScoringPolicy, render_recall_context, user_scope_for
+from memorylib import (
+    TEACHING_AS_OF,
+    RecallEngine,
+    ScoringPolicy,
+    render_recall_context,
+    user_scope_for,
+)
 from memorylib.datasets import (
     CHAPTER_USER,
     COURSE_AS_OF,
@@ -37,7 +43,7 @@ CHAPTER = PlaygroundState(
     query="  LAYERED   Memory  ",
     dataset="chapter",
     user=CHAPTER_USER,
-    as_of="2026-08-02T12:00:00Z",
+    as_of=TEACHING_AS_OF,
 )
 
 

@@ -11,13 +11,12 @@ matplotlib.use("Agg")
 
 import pytest
 
-from memorylib import RemoteMemoryDuplicateError
+from memorylib import TEACHING_AS_OF, RemoteMemoryDuplicateError
 from memorylib.backends import SQLiteMemoryStore
 from memorylib.notebook import service_views as views
 
 from .backends_support import PostgresServer
 
-AS_OF = "2026-08-02T12:00:00Z"
 SOLUTION = (
     Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / "11_from_file_to_service.py"
 )
@@ -40,7 +39,9 @@ def test_local_backends_agree_and_hold_equal_records(tmp_path: Path) -> None:
     backends = views.open_backends(tmp_path, service)
     stores = backends["stores"]
     assert sorted(stores) == ["jsonl", "sqlite"]
-    frame, results = views.recall_frame(stores, "  LAYERED   Memory  ", as_of=AS_OF, query_id="q")
+    frame, results = views.recall_frame(
+        stores, "  LAYERED   Memory  ", as_of=TEACHING_AS_OF, query_id="q"
+    )
     assert views.results_agree(results)
     assert frame["memory_id"].tolist() == ["conversation-003"] * 2
     assert frame["total"].tolist() == [0.995161] * 2
@@ -124,7 +125,7 @@ def test_all_three_backends_agree_race_and_hold_against_hostile_sql(service, tmp
     backends = views.open_backends(tmp_path, service)
     stores = backends["stores"]
     assert sorted(stores) == ["jsonl", "postgresql", "sqlite"]
-    _, results = views.recall_frame(stores, "layered memory", as_of=AS_OF, query_id="q")
+    _, results = views.recall_frame(stores, "layered memory", as_of=TEACHING_AS_OF, query_id="q")
     assert views.results_agree(results)
     race = views.race_on_store(backends["urls"]["postgresql"], contenders=4)
     values = dict(zip(race["measure"], race["value"], strict=True))

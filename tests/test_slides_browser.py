@@ -46,12 +46,12 @@ from .browser_support import (
     jupyter_lab,
     launched_chromium,
 )
-from .test_slides_structure import PILOT, load_script
+from .test_slides_structure import PLAYGROUND, load_script
 
 pytestmark = BROWSER_MARKS
 
 slides = load_script("slide_metadata")
-NOTEBOOK = ROOT / "notebooks" / f"{PILOT}.ipynb"
+NOTEBOOK = ROOT / "notebooks" / f"{PLAYGROUND}.ipynb"
 RISE_CSS = ROOT / "notebooks" / "rise.css"  # RISE loads it from the notebook's folder
 MEASUREMENTS = ROOT / "artifacts" / "slides_overflow.json"
 # Slides that overflow for a reason cell metadata cannot fix, each with that reason. The

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallEngine,
@@ -208,7 +209,7 @@ def test_an_unterminated_last_line_is_an_uncommitted_write_readers_do_not_see(
         records = store.read_all()
     assert [r.memory_id for r in records] == ["m-1"]
     with pytest.warns(UncommittedWriteWarning):
-        result = RecallEngine(store).recall("good", as_of="2026-08-02T12:00:00Z", query_id="q")
+        result = RecallEngine(store).recall("good", as_of=TEACHING_AS_OF, query_id="q")
     assert [h.memory_id for h in result.hits] == ["m-1"]
     assert store.uncommitted_bytes() == len(torn)
     assert store_path.read_bytes() == before  # reading never writes, not even to recover

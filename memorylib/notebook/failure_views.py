@@ -32,7 +32,7 @@ from memorylib.notebook.exercises import (
     right,
 )
 from memorylib.store import encode_line
-from memorylib.timestamps import CHAPTER_CLOCK
+from memorylib.timestamps import TEACHING_AS_OF
 
 __all__ = ["EXERCISE_CALLS", "check_error_predictions", "exercise_truth"]
 
@@ -82,7 +82,7 @@ def _seeded(folder: Path, name: str) -> RemoteMemoryStore:
     return store
 
 
-def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, str | None]:
+def exercise_truth(*, as_of: str = TEACHING_AS_OF) -> dict[str, str | None]:
     """The error class name each call of ``EXERCISE_CALLS`` raises (None: no error),
     each run on fresh copies of the teaching store in a temporary directory."""
     with tempfile.TemporaryDirectory(prefix="memorylib-07-") as tmp:

@@ -56,10 +56,9 @@ from memorylib.records import (
 )
 from memorylib.render import render_recall_context
 from memorylib.scoring import SCORERS, ScoringPolicy
-from memorylib.seed import TEACHING_AS_OF
 from memorylib.store import RemoteMemoryStore
 from memorylib.synthetic import write_synthetic_store
-from memorylib.timestamps import age_in_days, parse_timestamp
+from memorylib.timestamps import TEACHING_AS_OF, age_in_days, parse_timestamp
 
 __all__ = [
     "AUTO_RECORDS",

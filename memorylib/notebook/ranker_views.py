@@ -59,7 +59,7 @@ from memorylib.notebook.exercises import (
     check_value,
 )
 from memorylib.records import MemoryKind
-from memorylib.scoring import evidence, idf
+from memorylib.scoring import bm25_term_weight, evidence, idf
 from memorylib.timestamps import age_in_days, parse_timestamp
 
 __all__ = [
@@ -196,10 +196,6 @@ def idf_figure(frame: pd.DataFrame, *, title: str = "") -> Figure:
 # -- 2. length normalization ---------------------------------------------------------------
 
 
-def _term_weight(tf: int, length: float, average: float, k1: float, b: float) -> float:
-    return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * length / average))
-
-
 def length_frame(user: str = MEI, *, k1: float = 1.2, b: float = 0.75) -> pd.DataFrame:
     """The user's record lengths (terms) and what one occurrence of a term is worth at the
     shortest, average and longest length (the factor BM25 multiplies idf by)."""
@@ -211,9 +207,9 @@ def length_frame(user: str = MEI, *, k1: float = 1.2, b: float = 0.75) -> pd.Dat
             {
                 "record": label,
                 "length_terms": round(length, 2),
-                "tf=1, b=0.75": round(_term_weight(1, length, average, k1, b), 6),
-                "tf=1, b=0": round(_term_weight(1, length, average, k1, 0.0), 6),
-                "tf=3, b=0.75": round(_term_weight(3, length, average, k1, b), 6),
+                "tf=1, b=0.75": round(bm25_term_weight(1, length, average, k1, b), 6),
+                "tf=1, b=0": round(bm25_term_weight(1, length, average, k1, 0.0), 6),
+                "tf=3, b=0.75": round(bm25_term_weight(3, length, average, k1, b), 6),
             }
         )
     return pd.DataFrame(rows)
@@ -229,13 +225,13 @@ def length_figure(user: str = MEI, *, k1: float = 1.2, b: float = 0.75) -> Figur
     for tf, color in ((1, "#3182bd"), (2, "#6baed6"), (3, "#9ecae1")):
         ax.plot(
             xs,
-            [_term_weight(tf, x, average, k1, b) for x in xs],
+            [bm25_term_weight(tf, x, average, k1, b) for x in xs],
             color=color,
             label=f"tf = {tf}, b = {b:g}",
         )
         ax.plot(
             xs,
-            [_term_weight(tf, x, average, k1, 0.0) for x in xs],
+            [bm25_term_weight(tf, x, average, k1, 0.0) for x in xs],
             color=color,
             linestyle="--",
             linewidth=1,

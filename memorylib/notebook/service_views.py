@@ -52,6 +52,7 @@ from memorylib.notebook.exercises import (
 from memorylib.records import MemoryKind, MemorySource, RecallResult
 from memorylib.seed import seed_teaching_store
 from memorylib.store import RemoteMemoryStore
+from memorylib.timestamps import TEACHING_AS_OF
 
 __all__ = [
     "BACKEND_LABELS",
@@ -513,7 +514,7 @@ def service_exercise_truth() -> dict[str, object]:
             kind="conversation", memory_id="x-1", content="x", summary="x", source=_source("o")
         )
         truth["D"] = outcome(lambda: migrate(reference, other))
-        args = dict(as_of="2026-08-02T12:00:00Z", query_id="q-11")
+        args = dict(as_of=TEACHING_AS_OF, query_id="q-11")
         seed = RemoteMemoryStore(root / "plain.jsonl", user_id="alice")
         plain = SQLiteMemoryStore(root / "plain.db", user_id="alice")
         seed_teaching_store(seed)

@@ -2,7 +2,8 @@
 
 Each stage notebook (02-06) ends with a build-it exercise: a template cell holding the
 stage function's signature and contract (its first line is ``# build-it: <stage>``), a
-check cell, then the library's real source, closed. The checks:
+check cell, then the library's real source, closed (03 displays it only once the check
+passed, or with ``SHOW_REFERENCE = True``). The checks:
 
 * ``check_normalize(my_normalize_text, my_extract_terms)`` (02)
 * ``check_candidates(my_build_recall_candidates)`` (03)

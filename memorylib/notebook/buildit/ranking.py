@@ -53,8 +53,7 @@ from memorylib.records import (
     StoredMemory,
 )
 from memorylib.scoring import score_recall_candidate
-from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import epoch_micros
+from memorylib.timestamps import TEACHING_AS_OF, epoch_micros
 
 __all__ = ["STABLE_RANK_RECALL_CANDIDATES", "check_tie_order", "tie_exercise"]
 

@@ -53,8 +53,9 @@ from memorylib.notebook.exercises import (
 from memorylib.pipeline import recall_pipeline
 from memorylib.records import MemoryKind, MemorySource, RecallResult, StoredMemory
 from memorylib.render import render_recall_context
-from memorylib.seed import TEACHING_AS_OF, seed_teaching_store
+from memorylib.seed import seed_teaching_store
 from memorylib.store import RemoteMemoryStore
+from memorylib.timestamps import TEACHING_AS_OF
 from memorylib.tool import recall_history
 
 __all__ = [
@@ -440,7 +441,7 @@ def render_exercise_truth() -> dict[str, int | str | None]:
     """What reaches the model for each call, computed by the library.
 
     Each call runs on a fresh teaching store plus ``RENDER_RECORD`` (in a temporary
-    directory) at the chapter's clock, through ``recall_history`` (the JSON text) and
+    directory) at the teaching clock, through ``recall_history`` (the JSON text) and
     ``render_recall_context`` of the same result (the block).
     """
     truth: dict[str, int | str | None] = {}
