@@ -542,12 +542,29 @@ def test_the_reference_source_is_the_real_code_and_closed(stage: str) -> None:
     assert "/work/" not in markup and "/home/" not in markup
 
 
-def test_the_normalize_reference_shows_everything_of_memorylib_it_reads() -> None:
-    # normalize_text calls fold_whitespace (memorylib/checks.py) and is_cjk reads CJK_FIRST
-    # and CJK_LAST: a reader of the closed reference must not meet a name it cannot see
-    from memorylib import query
+@pytest.mark.parametrize(
+    ("stage", "named"),
+    [
+        # normalize_text calls fold_whitespace (memorylib/checks.py), is_cjk reads CJK_FIRST
+        ("normalize", "fold_whitespace from memorylib/checks.py; CJK_FIRST, CJK_LAST"),
+        # render_recall_context calls require (and its helpers), escape_xml reads XML_ILLEGAL
+        # and the two entity tables of memorylib/render.py
+        (
+            "render",
+            "XML_ILLEGAL, type_name, _a, require from memorylib/checks.py; "
+            "_TEXT_ENTITIES, _ATTRIBUTE_ENTITIES",
+        ),
+    ],
+)
+def test_the_reference_shows_everything_of_memorylib_it_reads(stage: str, named: str) -> None:
+    # a reader of the closed reference must not meet a function or a constant it cannot see
+    from typing import TypeVar
 
-    shown = buildit.reference_source("normalize")
+    from memorylib.notebook.buildit.reference import REFERENCE_FUNCTIONS, REFERENCE_READS
+
+    module = REFERENCE_FUNCTIONS[stage][0]
+    namespaces = [vars(module)] + [vars(where) for where, _ in REFERENCE_READS[stage]]
+    shown = buildit.reference_source(stage)
     tree = ast.parse(shown.source)
     defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     defined |= {
@@ -555,18 +572,60 @@ def test_the_normalize_reference_shows_everything_of_memorylib_it_reads() -> Non
         for node in ast.walk(tree)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     }
-    unseen = []
+    unseen = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in defined:
-            value = vars(query).get(node.id)
-            if value is None or isinstance(value, (type, ModuleType)):
-                continue  # a builtin, a class or a module (unicodedata, itertools)
-            home = value.__module__ if callable(value) else "memorylib.query"  # a constant
-            if home.startswith("memorylib"):
-                unseen.append(node.id)
-    assert unseen == []
-    assert "# memorylib/checks.py\ndef fold_whitespace(" in shown.source
-    assert "fold_whitespace from memorylib/checks.py; CJK_FIRST, CJK_LAST" in str(shown)
+            found = [space[node.id] for space in namespaces if node.id in space]
+            if not found or isinstance(found[0], (type, ModuleType, TypeVar)):
+                continue  # a builtin, a class, a module (unicodedata, re) or a type variable
+            value = found[0]
+            if not callable(value) or value.__module__.startswith("memorylib"):
+                unseen.add(node.id)  # a constant, or a function of memorylib
+    assert unseen == set()
+    assert f"# {module.__name__.replace('.', '/')}.py\n" in shown.source
+    assert "# memorylib/checks.py\n" in shown.source
+    assert f"and what they read: {named} (" in str(shown)
+
+
+def test_the_stable_rank_reference_shows_everything_of_memorylib_its_functions_read() -> None:
+    # stable_rank_recall_candidates reads require, parse_timestamp, DEFAULT_POLICY,
+    # score_recall_candidate, bm25_score, ScoreFunction; rank_key reads epoch_micros: each
+    # is in the closed reference, so a reader meets no name of memorylib it cannot see
+    import inspect
+
+    from memorylib import ranking
+
+    shown = buildit.reference_source("stable rank")
+    tree = ast.parse(shown.source)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    defined |= {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    module_level = {
+        target.id
+        for node in ast.parse(inspect.getsource(ranking)).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    unseen = set()
+    for name in shown.functions:
+        for node in ast.walk(ast.parse(inspect.getsource(getattr(ranking, name)))):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            value = vars(ranking).get(node.id)
+            if node.id in defined or value is None or isinstance(value, (type, ModuleType)):
+                continue  # shown, a builtin, a class or a module (dataclasses)
+            function = inspect.isfunction(value) and value.__module__.startswith("memorylib")
+            constant = node.id in module_level or type(value).__module__.startswith("memorylib")
+            if function or constant:
+                unseen.add(node.id)
+    assert unseen == set()
+    assert "# memorylib/timestamps.py\n_EPOCH = " in shown.source
+    assert "def epoch_micros(" in shown.source and "DEFAULT_POLICY = " in shown.source
+    assert "score_recall_candidate from memorylib/scoring.py" in str(shown)
 
 
 def test_an_unknown_stage_is_refused() -> None:
@@ -735,7 +794,9 @@ def test_each_stage_notebook_holds_template_check_then_closed_reference(notebook
     position = cells.index(template)
     check, reference = cells[position + 1], cells[position + 3]
     assert "buildit.check_" in check.source
-    if "SHOW_REFERENCE" in reference.source:  # 03: shown only once the check passes
+    if notebook in ("03_candidates", "05_stable_rank", "06_render"):
+        assert "SHOW_REFERENCE" in reference.source  # shown only once the check passes
+    if "SHOW_REFERENCE" in reference.source:
         assert f'display(buildit.reference_source("{stage}"))' in reference.source
         saved = json.dumps([output for output in reference.get("outputs", [])])
         assert "<details" not in saved and "def " not in saved  # nothing of it on screen

@@ -5,7 +5,9 @@ answer is on screen before the attempt."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import runpy
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -98,6 +100,34 @@ def test_the_render_checker_names_each_mistake(change: dict, fragment: str) -> N
     assert not result.is_right and fragment in str(result)
 
 
+@pytest.mark.parametrize(
+    ("label", "part"),
+    [
+        ("A", "Wrap ids"),  # a prefix
+        ("A", "them"),  # a word of it
+        ("A", "&lt;code&gt; &amp;"),  # the escaped middle
+        ("B", "Wrap ids"),
+        ("B", '"them"'),  # a word, in the JSON string's own quotes
+        ("B", r"\"quote\""),
+    ],
+)
+def test_the_render_checker_rejects_a_prefix_or_a_part_of_a_snippet(label: str, part: str) -> None:
+    assert part.strip('"') in RENDER_ANSWER[label]
+    for given in (part, RENDER_ANSWER[label][:-1], RENDER_ANSWER[label][1:]):
+        result = check_render_predictions({**RENDER_ANSWER, label: given})
+        assert not result.is_right and "only part of it" in str(result)
+
+
+def test_no_placeholder_of_06_carries_a_part_of_an_answer() -> None:
+    nb = nbformat.read(ROOT / "notebooks" / "06_render.ipynb", as_version=4)
+    (answer_cell,) = [c for c in nb.cells if "my_prediction = ..." in c.source]
+    truth = render_exercise_truth()
+    quoted = re.findall(r'"[A-E]": "([^"]*)"', answer_cell.source)
+    assert len(quoted) >= 2  # the example's text values are there ...
+    for text in quoted:  # ... and none of them is a piece of a real A or B
+        assert text not in truth["A"] and text not in truth["B"], text
+
+
 def test_the_render_checker_placeholder_and_partial_answers() -> None:
     assert str(check_render_predictions(...)).startswith("⏳ Not answered yet")
     assert "B, C, D, E" in str(check_render_predictions({"A": "x"}))
@@ -165,6 +195,27 @@ def test_the_profile_checker_names_each_mistake(change: dict, fragment: str) -> 
 def test_the_profile_checker_placeholder() -> None:
     assert str(check_profile_predictions(...)).startswith("⏳ Not answered yet")
     assert "dict" in str(check_profile_predictions(["profile-000"]))
+
+
+def _candidates() -> set[str]:
+    """Every memory_id a student could answer with: the appended records and profile-001."""
+    ids = {r["memory_id"] for _, records in PROFILE_SCENARIOS.values() for r in records}
+    return ids | {"profile-001"}
+
+
+def test_the_06b_placeholder_and_its_message_carry_no_candidate_value() -> None:
+    nb = nbformat.read(ROOT / "notebooks" / "06b_profile.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "my_prediction = ..." in c.source]
+    shape = [line for line in cell.source.splitlines() if line.startswith("# {")]
+    assert len(shape) == 1, cell.source  # the shape is shown once, as a dict literal
+    shown = ast.literal_eval(shape[0].removeprefix("# ").strip())
+    assert sorted(shown) == sorted(PROFILE_SCENARIOS)
+    assert all(value is Ellipsis for value in shown.values()), shown  # keys only, no value
+    messages = [str(check_profile_predictions(...))]
+    messages.append(str(check_profile_predictions(dict.fromkeys(PROFILE_SCENARIOS, ...))))
+    for text in [cell.source, *messages]:
+        assert not [c for c in _candidates() if c in text], text
+        assert not re.search(r"""['"][A-E]['"]\s*:(?!\s*\.\.\.)""", text), text
 
 
 def test_no_answer_of_06b_is_on_screen_before_the_exercise() -> None:

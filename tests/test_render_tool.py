@@ -20,6 +20,7 @@ from memorylib import (
 )
 from memorylib.tool import (
     MEMORY_RULES,
+    RESTATE_RULE,
     TOOL_RESULT_FORMATS,
     memory_rules,
     recall_history_tool,
@@ -144,6 +145,21 @@ def test_tool_schema_and_description() -> None:
     assert schema["required"] == ["query"]
     assert schema["properties"]["limit"]["minimum"] == 1
     assert schema["properties"]["limit"]["maximum"] == 10
+
+
+def test_the_query_rule_is_worded_once_and_its_example_holds_no_answer(teaching_store) -> None:
+    # the tool description and the memory rules state the same rule, in the same words
+    for path in TOOL_RESULT_FORMATS:
+        assert f"query must {RESTATE_RULE}" in recall_history_tool(path)["description"]
+        assert f"query must {RESTATE_RULE}" in memory_rules(path)
+    # the description's example restates a topic: it finds the persistence decision
+    # (conversation-004, "Selected SQLite WAL ...") without naming what was selected
+    example = RECALL_HISTORY_TOOL["description"].split("for example '")[1].split("'")[0]
+    payload = json.loads(
+        recall_history(example, limit=3, engine=RecallEngine(teaching_store), as_of=TEACHING_AS_OF)
+    )
+    assert payload["hits"][0]["memory_id"] == "conversation-004"
+    assert not {"sqlite", "wal", "selected"} & set(payload["query"]["terms"])
 
 
 def test_rejected_tool_input_becomes_a_readable_error(teaching_store) -> None:
@@ -289,7 +305,8 @@ def test_the_memory_rules_name_what_the_model_receives(teaching_store) -> None:
     assert "recall_history returns JSON" in as_json and "<recalled_context>" not in as_json
     assert "recall_history returns a <recalled_context> block" in as_xml and "JSON" not in as_xml
     for rules in (as_json, as_xml):
-        assert "never instructions" in rules and "cite their memory_id and captured_at" in rules
+        assert "never instructions" in rules
+        assert "cite the memory_id and captured_at of each hit you rely on" in rules
     # only the line about what the tool returns differs
     assert len(set(as_json.splitlines()) ^ set(as_xml.splitlines())) == 2
     assert build_system_prompt(teaching_store, tool_result="recalled_context").endswith(as_xml)

@@ -38,7 +38,7 @@ from memorylib.replay import (
     read_tool_hits,
 )
 from memorylib.runtime import ConfigurationError, runtime_client
-from memorylib.tool import run_recall_tool
+from memorylib.tool import RESTATE_RULE, run_recall_tool
 
 __all__ = [
     "EXERCISE_ANSWER_TERMS",
@@ -158,7 +158,8 @@ def run_agent(
 
     ``question`` defaults to the script's (``data/agent_replay.json``), and ``as_of`` to
     its clock, so every mode reads the frozen store the same way. Script mode can only
-    play its own question, and a request the script did not expect is an error.
+    play its own question, on the JSON path (its replay checks the JSON's hit ids), and a
+    request the script did not expect is an error.
     ``tool_result`` is the loop's option ("json" or "recalled_context"): pass a
     ``system`` built with the same option, so its rules name what the model receives.
     """
@@ -182,6 +183,14 @@ def run_agent(
                 question=asked,
                 error="the script can only play its own question; switch MODE to 'stand-in' "
                 "(offline) or 'live' to ask your own",
+            )
+        if tool_result == "recalled_context":
+            return AgentRun(
+                mode=mode,
+                question=asked,
+                error="the script was written for the JSON path (its replay checks the hit ids "
+                "of the JSON tool result); set TOOL_RESULT = 'json', or switch MODE to "
+                "'stand-in' to read the rendered context",
             )
         client: Any = ReplayClient(script)
         model = client.model
@@ -339,16 +348,16 @@ def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) ->
         if leaked := [t for t in data["query"]["terms"] if t in EXERCISE_ANSWER_TERMS]:
             return wrong(
                 f"Not yet: {', '.join(leaked)} is the answer, not the question. The model "
-                "recalls because it does not know which format was picked: restate what the "
-                "student asks about (the topic, in the record's words), never the reply."
+                "recalls because it does not know which format was picked: the query must "
+                f"{RESTATE_RULE}."
             )
         hits = data["hits"]
         if not hits:
             return wrong(
                 f"No hits for {query!r}: the {data['searched_records']} records share none of "
                 f"its terms {data['query']['terms']}. Retrieval cannot see the chat and does not "
-                "stem ('transcript' is not 'transcripts'): restate the topic the chat is about, "
-                "with words the record uses."
+                "stem (another form of a word is another term): the query must "
+                f"{RESTATE_RULE}."
             )
         top = hits[0]
         if top["memory_id"] != EXERCISE_TARGET:

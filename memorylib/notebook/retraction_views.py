@@ -124,5 +124,8 @@ def check_retraction_predictions(answer: object) -> CheckResult:
         )
 
     return check_value(
-        answer, judge, placeholder='a dict like {"lines": 0, "returned": "r-0", ...}'
+        answer,
+        judge,
+        placeholder="a dict with a value for each of the keys "
+        '"lines", "returned", "profile", "searched" and "retracted"',
     )

@@ -1,7 +1,8 @@
 """Reference solution for notebook 06's "Your turn" (for instructors).
 
-Each call runs on a fresh copy of the chapter's teaching store plus conversation-007
-(summary: Wrap ids in <code> & "quote" them.) at the chapter's as_of.
+Each call runs on a fresh copy of the course's teaching store plus conversation-007
+(summary: Wrap ids in <code> & "quote" them.) at the course's teaching clock
+(TEACHING_AS_OF: the chapter gives no as_of).
 
 A  "quote ids" -> conversation-007 is the only hit; in the block its snippet is element
    text, so &, < and > become entities and the double quotes stay as they are.

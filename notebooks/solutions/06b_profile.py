@@ -1,8 +1,9 @@
 """Reference solution for notebook 06b's "Your turn" (for instructors).
 
 The memory_id in the ``<remote_profile>`` block of ``build_system_prompt`` for each call,
-each on its own fresh copy of the chapter's teaching store (profile-001, captured
-2026-07-30T09:00:00Z, and six conversations), or None when there is no block:
+or None when there is no block. Calls A-D each run on their own fresh copy of the chapter's
+teaching store (profile-001, captured 2026-07-30T09:00:00Z, and six conversations); call E's
+store holds the six conversations only, without profile-001:
 
 A  profile-000, captured 2026-08-01: the newest captured_at wins; that its memory_id is
    smaller matters only on a tie.

@@ -1,9 +1,10 @@
 """Notebook 06b's "Your turn": which profile snapshot does a new session get?
 
 The profile takes no stage of the pipeline (store -> latest snapshot -> system prompt),
-so this is not a build-it; it sits here with the other exercise definitions. Each
-scenario appends records to a fresh teaching store; the truth is read back from
-``build_system_prompt``, what the model would really receive.
+so this is not a build-it; it sits here with the other exercise definitions. Scenarios A-D
+append records to a fresh teaching store (profile-001 and six conversations); E's store holds
+the six conversations only. The truth is read back from ``build_system_prompt``, what the
+model would really receive.
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ from memorylib.store import RemoteMemoryStore
 from memorylib.tool import build_system_prompt
 
 __all__ = [
+    "PLACEHOLDER",
     "PROFILE_SCENARIOS",
     "check_profile_predictions",
     "profile_exercise_frame",
     "profile_exercise_truth",
 ]
+
+PLACEHOLDER = "a dict mapping each of 'A'..'E' to a memory_id (a str) or None"
 
 _FIRST_SNAPSHOT = "2026-07-30T09:00:00Z"  # profile-001's captured_at in the teaching store
 
@@ -116,7 +120,7 @@ PROFILE_SCENARIOS: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {
         ),
     ),
     "E": (
-        "store the six conversations and one saying the profile changed (no snapshot)",
+        "six conversations only (no profile-001), plus one saying the profile changed",
         (_PROFILE_CHANGED,),
     ),
 }
@@ -212,6 +216,5 @@ def check_profile_predictions(answer: object) -> CheckResult:
             "ever is."
         )
 
-    return check_value(
-        answer, judge, placeholder="a dict like {'A': 'profile-999', 'B': None, ...}"
-    )
+    # The placeholder names the shape only: no candidate memory_id, no label with a value.
+    return check_value(answer, judge, placeholder=PLACEHOLDER)

@@ -320,7 +320,7 @@ def _examples() -> tuple[Named, ...]:
             ),
         ),
         Named(
-            "limit 2 keeps the best two of four",
+            "limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
             _ranked(
                 TERMS[:3],
                 2,

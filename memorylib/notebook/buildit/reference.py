@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from memorylib import candidates, checks, query, ranking, render, scoring
+from memorylib import candidates, checks, query, ranking, render, scoring, timestamps
 
 __all__ = ["REFERENCE_FUNCTIONS", "ReferenceSource", "reference_source"]
 
@@ -43,12 +43,39 @@ REFERENCE_FUNCTIONS: dict[str, tuple[ModuleType, tuple[str, ...]]] = {
     ),
     "score": (scoring, ("recency_score", "score_recall_candidate")),
     "stable rank": (ranking, ("rank_key", "hit_from", "stable_rank_recall_candidates")),
-    "render": (render, ("escape_xml", "_element", "_score_attributes", "render_recall_context")),
+    "render": (
+        render,
+        ("escape_xml", "_element", "_score_attributes", "_match_lines", "render_recall_context"),
+    ),
 }
 # stage -> what its functions read that is not one of them: (module, a function's or a
-# module-level constant's name), shown first. Only where a stage reads one.
+# module-level constant's name), shown first. Only where a stage reads one. What those
+# read in turn is shown only where it is a constant (epoch_micros's _EPOCH): the checks'
+# own helpers stay unseen, and score_recall_candidate's reads are stage 3's reference.
 REFERENCE_READS: dict[str, tuple[tuple[ModuleType, str], ...]] = {
     "normalize": ((checks, "fold_whitespace"), (query, "CJK_FIRST")),
+    "stable rank": (
+        (checks, "require"),
+        (checks, "require_items"),
+        (timestamps, "_EPOCH"),
+        (timestamps, "_MICROSECOND"),
+        (timestamps, "parse_timestamp"),
+        (timestamps, "epoch_micros"),
+        (scoring, "DEFAULT_POLICY"),
+        (scoring, "bm25_score"),
+        (scoring, "query_weights"),
+        (scoring, "explained"),
+        (scoring, "score_recall_candidate"),
+        (ranking, "ScoreFunction"),
+    ),
+    "render": (
+        (checks, "XML_ILLEGAL"),
+        (checks, "type_name"),
+        (checks, "_a"),
+        (checks, "require"),
+        (render, "_TEXT_ENTITIES"),
+        (render, "_ATTRIBUTE_ENTITIES"),
+    ),
 }
 _MAIN = {
     "normalize": ("normalize_text", "extract_terms"),
@@ -117,7 +144,7 @@ def reference_source(stage: str) -> ReferenceSource:
         module=_path(module),
         functions=names,
         source=source,
-        reads=tuple(_names_of(where, name) for where, name in reads),
+        reads=_reads_shown(module, reads),
     )
 
 
@@ -142,16 +169,32 @@ def _targets(node: ast.Assign) -> list[str]:
 
 
 def _source_of(module: ModuleType, name: str) -> str:
-    """A function's source, or the whole line(s) assigning a constant, comment included."""
+    """A function's source, or the whole line(s) assigning a constant with the comment on
+    them and the comment lines right above them."""
     if inspect.isfunction(getattr(module, name)):
         return inspect.getsource(getattr(module, name)).rstrip()
     source, node = _assignment(module, name)
-    lines = source.splitlines()[node.lineno - 1 : node.end_lineno]
-    return "\n".join(lines)
+    lines = source.splitlines()
+    first = node.lineno - 1
+    while first > 0 and lines[first - 1].lstrip().startswith("#"):
+        first -= 1
+    return "\n".join(lines[first : node.end_lineno])
+
+
+def _reads_shown(module: ModuleType, reads: tuple[tuple[ModuleType, str], ...]) -> tuple[str, ...]:
+    """One entry per file: "fold_whitespace from memorylib/checks.py", or, for what the
+    stage's own module defines, only the names ("CJK_FIRST, CJK_LAST")."""
+    names: dict[ModuleType, list[str]] = {}
+    for where, name in reads:
+        names.setdefault(where, []).append(_names_of(where, name))
+    return tuple(
+        ", ".join(shown) + ("" if where is module else f" from {_path(where)}")
+        for where, shown in names.items()
+    )
 
 
 def _names_of(module: ModuleType, name: str) -> str:
-    """``fold_whitespace from memorylib/checks.py``, or every name a constant's line assigns."""
+    """A function's name, or every name a constant's line assigns ("CJK_FIRST, CJK_LAST")."""
     if inspect.isfunction(getattr(module, name)):
-        return f"{name} from {_path(module)}"
+        return name
     return ", ".join(_targets(_assignment(module, name)[1]))

@@ -441,8 +441,9 @@ def render_exercise_truth() -> dict[str, int | str | None]:
     """What reaches the model for each call, computed by the library.
 
     Each call runs on a fresh teaching store plus ``RENDER_RECORD`` (in a temporary
-    directory) at the teaching clock, through ``recall_history`` (the JSON text) and
-    ``render_recall_context`` of the same result (the block).
+    directory) at the course's teaching clock ``TEACHING_AS_OF``, through
+    ``recall_history`` (the JSON text) and ``render_recall_context`` of the same result
+    (the block).
     """
     truth: dict[str, int | str | None] = {}
     with tempfile.TemporaryDirectory(prefix="memorylib-06-") as tmp:
@@ -497,7 +498,8 @@ def check_render_predictions(answer: object) -> CheckResult:
 
     A and B are strings (the characters as they stand in the block or in the JSON text;
     the JSON string's own surrounding quotes may be included), C-E a number or
-    "rejected". Right when all five are right; one hint per wrong label.
+    "rejected". A and B must be the whole text (outer spaces aside): a prefix or a part
+    of it is wrong. Right when all five are right; one hint per wrong label.
     """
 
     def judge(answer: object) -> CheckResult:
@@ -507,6 +509,13 @@ def check_render_predictions(answer: object) -> CheckResult:
         truth = render_exercise_truth()
         hints = dict(_RENDER_HINTS)
         stored = RENDER_RECORD["summary"]
+        for label in ("A", "B"):
+            text = _as_text(given[label])
+            if isinstance(text, str) and text and text != truth[label] and text in truth[label]:
+                hints[label] = (
+                    "that is only part of it: type every character of the snippet, from its "
+                    "first to its last."
+                )
         if _as_text(given["A"]) == truth["B"]:
             hints["A"] = "that is how the JSON text spells it; the block uses entities (&lt;)."
         if _as_text(given["B"]) == truth["A"]:
