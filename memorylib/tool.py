@@ -8,7 +8,9 @@ instead (``tool_result="recalled_context"``, one of ``TOOL_RESULT_FORMATS``). Th
 description and the memory rules name what the model receives on the path chosen. Both
 tell the model that retrieval cannot see the chat, in one wording (``RESTATE_RULE``): the
 query restates the topic in the conversation's words, never the answer it looks for (the
-chapter asks only for a restated topic; "never the answer" is this course's). The system
+chapter asks the description to make the model restate the historical topic, and the query
+text to be self-contained; "in the conversation's words" and "never the answer" are this
+course's). The system
 prompt injects the latest PROFILE once, at session start, with its provenance; a profile
 is never a recall hit and a hit is never saved back.
 """

@@ -416,13 +416,38 @@ def test_the_checker_accepts_the_reference_solution(engine) -> None:
         ("saving transcripts", "❌", "support-calls-001"),
         ("session", "❌", "session-tokens-001"),
         # right by accident: the answer itself finds the record, but the model cannot know it
-        ("session transcripts JSONL", "❌", "jsonl is the answer, not the question"),
-        ("append-only session transcripts", "❌", "append is the answer"),
+        ("session transcripts JSONL", "❌", "'jsonl' is a form of a word of the record's answer"),
+        ("append-only session transcripts", "❌", "'append' is a form"),
+        # other forms of the answer's words: another ending, a shorter name, an irregular form
+        (
+            "json lines appended file format for session transcripts",
+            "❌",
+            "'appended', 'json' are forms of a word of the record's answer",
+        ),
+        ("session transcripts that crashes cannot corrupt", "❌", "'crashes' is a form"),
+        ("session transcripts never torn", "❌", "'torn' is a form"),
     ],
 )
 def test_the_checker_rejects_wrong_answers_with_a_hint(engine, answer, mark, hint) -> None:
     verdict = str(live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF))
     assert verdict.startswith(mark) and hint in verdict
+
+
+@pytest.mark.parametrize(
+    ("terms", "refused"),
+    [
+        # the topic's words, even long ones, are never refused
+        (["session", "transcripts", "file", "format", "recorder", "saves"], []),
+        # four shared first letters make another form; fewer do not
+        (
+            ["jsonlines", "appending", "crashed", "tears", "tore"],
+            ["jsonlines", "appending", "crashed", "tears", "tore"],
+        ),
+        (["jso", "app", "team", "crane"], []),
+    ],
+)
+def test_answer_forms_refuses_every_form_of_an_answer_word(terms, refused) -> None:
+    assert live_agent.answer_forms(terms) == refused
 
 
 def test_the_exercise_needs_the_chat_the_stand_in_never_reads() -> None:

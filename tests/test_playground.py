@@ -334,6 +334,37 @@ def test_the_checker_accepts_the_reference_solution(catalog) -> None:
     assert pg.check_isolation_query(module.my_isolation_query, catalog).is_right
 
 
+def test_the_isolation_quiz_accepts_the_solution_and_its_choices_say_true_numbers(
+    catalog,
+) -> None:
+    spec = importlib.util.spec_from_file_location("solution_08", SOLUTION)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert pg.check_isolation_why(module.my_isolation_why).is_right
+    # the quiz's case: Omar's query names Mei, with limit 10 and recency alone
+    asked = PlaygroundState(
+        query="mei.lin cache decisions",
+        user=OMAR,
+        limit=10,
+        lexical_weight=0.0,
+        recency_weight=1.0,
+    )
+    view = playground_view(asked, catalog)
+    assert view.ok and view.hit_ids  # not rejected (D is wrong) and answered
+    assert {"mei", "lin"} <= set(view.query.terms)  # a name is just words (B is wrong)
+    assert view.result.searched_records == 46  # C's number: Omar's own conversations
+    assert {hit.scope.user_scope for hit in view.result.hits} == {user_scope_for(OMAR)}
+    every = [
+        playground_view(replace(asked, user=user), catalog).result.searched_records
+        for user in COURSE_USERS
+    ]
+    assert every == [69, 46, 33, 36] and sum(every) == 184  # A's sum, the filter's count
+    for letter, hint in (("A", "one big result"), ("b", "nothing typed"), ("D", "just words")):
+        verdict = str(pg.check_isolation_why(letter))
+        assert verdict.startswith("❌") and hint in verdict, verdict
+    assert str(pg.check_isolation_why("E")).startswith("❌ 'E' is not one of the choices")
+
+
 @pytest.mark.parametrize(
     ("answer", "start", "hint"),
     [

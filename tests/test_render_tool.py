@@ -3,6 +3,7 @@ block), the system prompt and its memory rules."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 
@@ -52,6 +53,20 @@ def test_render_matches_the_chapter(teaching_store) -> None:
 def test_no_hits_renders_nothing(teaching_store) -> None:
     result = RecallEngine(teaching_store).recall("kubernetes", as_of=TEACHING_AS_OF)
     assert render_recall_context(result) == ""
+
+
+def test_hits_render_in_the_order_of_result_hits_which_is_rank_order(teaching_store) -> None:
+    result = RecallEngine(teaching_store).recall("sqlite jsonl memory", as_of=TEACHING_AS_OF)
+    ranked = [(str(hit.rank), hit.memory_id) for hit in result.hits]
+    assert len(ranked) >= 3 and [rank for rank, _ in ranked] == ["1", "2", "3"][: len(ranked)]
+
+    def rendered(result) -> list[tuple[str, str]]:
+        hits = ET.fromstring(render_recall_context(result)).findall("hit")
+        return [(hit.get("rank"), hit.get("memory_id")) for hit in hits]
+
+    assert rendered(result) == ranked
+    reversed_hits = dataclasses.replace(result, hits=result.hits[::-1])
+    assert rendered(reversed_hits) == ranked[::-1]  # kept as given: render never re-sorts
 
 
 def test_render_rejects_non_results() -> None:

@@ -1,8 +1,8 @@
 """Notebook 04's "Your turn" (memorylib.notebook.buildit.scoring.check_q11_note): the
-breakdown of a note no store holds, for q-11, part by part. The reference answer passes,
-each part is graded on its own with the hint of the mistake its value matches, the
-checker's numbers are the contract's, and nothing the notebook shows before the check
-gives a part away (no cell can score the note: it is in no store)."""
+breakdown of a note no store holds, for q-11, part by part, with its working (the matched
+terms, the age). The reference answer passes, each part is graded on its own with the hint
+of the mistake its value matches, the checker's numbers are the contract's, and no output
+the notebook shows before the check gives a part away (the note is in no store)."""
 
 from __future__ import annotations
 
@@ -37,10 +37,14 @@ def right_answer() -> dict[str, float]:
     return dict(runpy.run_path(str(SOLUTION))["my_breakdown"])
 
 
-def parts(age: float = AGE, coverage: float = 4 / 7, recency=None) -> dict[str, float]:
+MATCHED = ("index", "is", "recall", "status")
+
+
+def parts(age: float = AGE, coverage: float = 4 / 7, recency=None, matched=MATCHED) -> dict:
     """A student's breakdown worked forward from an age and a coverage."""
     recency = 1 / (1 + age / 30) if recency is None else recency
     return {
+        "matched_terms": matched,
         "lexical_coverage": coverage,
         "age_days": age,
         "recency": recency,
@@ -57,12 +61,41 @@ def wrong_lines(answer: object) -> dict[str, str]:
     return {line.split(":")[0]: line for line in result.details if "Hint:" in line}
 
 
+def rounded(answer: dict) -> dict:
+    return {k: v if k == "matched_terms" else round(v, 6) for k, v in answer.items()}
+
+
 def test_the_reference_solution_passes_rounded_or_not() -> None:
     answer = right_answer()
     assert scoring.check_q11_note(answer).is_right
-    assert scoring.check_q11_note({k: round(v, 6) for k, v in answer.items()}).is_right
+    assert scoring.check_q11_note(rounded(answer)).is_right
     assert scoring.check_q11_note(parts()).is_right  # worked forward the same way
+    assert scoring.check_q11_note(parts(matched=["Status", "recall", "is", "index"])).is_right
+    assert scoring.check_q11_note(parts(matched={"index", "is", "recall", "status"})).is_right
     assert "rank 1" in scoring.check_q11_note(answer).message
+
+
+def test_rounded_parts_added_pass_and_a_rounded_fraction_multiplied_fails() -> None:
+    r = rounded(right_answer())
+    added = {**r, "total": r["lexical_contribution"] + r["recency_contribution"]}
+    assert scoring.check_q11_note(added).is_right
+    drifted = {**r, "lexical_contribution": 4 * 0.121429}  # 0.485716: 2 units off 0.485714
+    assert list(wrong_lines(drifted)) == ["lexical_contribution"]
+
+
+def test_the_matched_terms_are_graded_with_their_own_hints() -> None:
+    assert (
+        "not among the note's terms"
+        in wrong_lines(parts(matched=(*MATCHED, "the")))["matched_terms"]
+    )
+    assert (
+        "not among q-11's 7 terms"
+        in wrong_lines(parts(matched=(*MATCHED, "green")))["matched_terms"]
+    )
+    lines = wrong_lines(parts(matched=MATCHED[1:], coverage=3 / 7))
+    assert "is missing" in lines["matched_terms"]
+    assert "right for your matched_terms" in lines["lexical_coverage"]
+    assert "a tuple of str" in wrong_lines(parts(matched="index is recall status"))["matched_terms"]
 
 
 def test_the_checker_numbers_are_the_contracts() -> None:
@@ -88,6 +121,9 @@ def test_one_part_off_is_wrong_and_only_that_part_is_named() -> None:
     answer = right_answer()
     lines = wrong_lines({**answer, "recency": answer["recency"] + 0.01})
     assert list(lines) == ["recency"]
+    assert list(wrong_lines({**answer, "recency": round(answer["recency"], 6) + 2e-6})) == [
+        "recency"
+    ]  # two units in the sixth place are wrong
 
 
 @pytest.mark.parametrize("answer", [0.623177, "0.62", [0.5], True], ids=repr)
@@ -108,12 +144,14 @@ def test_a_part_at_a_time() -> None:
     assert scoring.check_q11_note(dict.fromkeys(scoring.Q11_PARTS, ...)).verdict is (
         Verdict.NOT_ANSWERED
     )
-    so_far = scoring.check_q11_note({"lexical_coverage": 4 / 7, "age_days": AGE})
+    so_far = scoring.check_q11_note(
+        {"matched_terms": MATCHED, "lexical_coverage": 4 / 7, "age_days": AGE}
+    )
     assert so_far.verdict is Verdict.NOT_ANSWERED
     assert "Not answered yet for recency" in so_far.message and "Right so far" in so_far.message
     early = scoring.check_q11_note({"lexical_coverage": 4 / 4})
     assert early.verdict is Verdict.WRONG
-    assert any("Not answered yet for age_days" in line for line in early.details)
+    assert any("Not answered yet for matched_terms, age_days" in line for line in early.details)
 
 
 def test_the_likely_mistakes_get_their_own_hints() -> None:

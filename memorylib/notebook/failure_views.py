@@ -47,7 +47,7 @@ EXERCISE_CALLS: dict[str, str] = {
     "# after the seven complete lines, half of an eighth one (no newline)",
     "E": "store.read_all()  # after the seven lines, an eighth ends in its newline, not JSON",
     "F": 'RemoteMemoryStore(new_path).append(memory_id="c-1", ...)  '
-    "# a new file; the fsync of its folder fails",
+    "# a new file; the fsync of its directory fails, everything else works",
 }
 
 _HINTS = {

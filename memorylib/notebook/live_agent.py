@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,12 +41,14 @@ from memorylib.runtime import ConfigurationError, runtime_client
 from memorylib.tool import RESTATE_RULE, run_recall_tool
 
 __all__ = [
+    "ANSWER_PREFIX",
     "EXERCISE_ANSWER_TERMS",
     "EXERCISE_CHAT",
     "EXERCISE_QUESTION",
     "EXERCISE_TARGET",
     "MODES",
     "AgentRun",
+    "answer_forms",
     "check_restated_query",
     "format_event",
     "format_transcript",
@@ -302,9 +304,26 @@ EXERCISE_CHAT = (
 EXERCISE_QUESTION = EXERCISE_CHAT[-1]["content"]
 EXERCISE_TARGET = "conversation-001"
 
-# The answer to the question: the model cannot know it before recall, so a query that
-# holds one of these terms asks for what it already claims to know.
+# The answer to the question (the format conversation-001 chose, and why): the model cannot
+# know it before recall, so a query that holds one of these words asks for what it already
+# claims to know. Another form of one counts too: a query term is refused when it shares its
+# first ANSWER_PREFIX letters with one of them (json, appended, crashes) or is one of their
+# irregular forms (torn). The notebook states this rule without printing the words.
 EXERCISE_ANSWER_TERMS = ("jsonl", "append", "crash", "tear")
+_IRREGULAR_FORMS = frozenset({"tore", "torn"})
+ANSWER_PREFIX = 4
+
+
+def answer_forms(terms: Iterable[str]) -> list[str]:
+    """The ``terms`` (normalized query terms) that are a form of a word of the answer."""
+    prefixes = {word[:ANSWER_PREFIX] for word in EXERCISE_ANSWER_TERMS}
+    return [
+        term
+        for term in terms
+        if term in _IRREGULAR_FORMS
+        or (len(term) >= ANSWER_PREFIX and term[:ANSWER_PREFIX] in prefixes)
+    ]
+
 
 # Two records the notebook never shows, each sharing one word of the topic and newer than
 # the target: a query that names only part of the topic ranks one of them first.
@@ -331,7 +350,8 @@ def _unseen_records(user_scope: str) -> list[StoredMemory]:
 
 def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) -> CheckResult:
     """Self-check: does ``answer``, sent as the tool's query, rank EXERCISE_TARGET first,
-    without naming the answer (``EXERCISE_ANSWER_TERMS``), on the notebook's store AND on
+    without naming the answer (no form of ``EXERCISE_ANSWER_TERMS``: ``answer_forms``), on
+    the notebook's store AND on
     that store with two unseen records that share part of the topic?
 
     Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
@@ -345,11 +365,12 @@ def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) ->
         if is_error:
             error = data["error"]
             return wrong(f"The tool rejected it ({error['type']}): {error['message']}")
-        if leaked := [t for t in data["query"]["terms"] if t in EXERCISE_ANSWER_TERMS]:
+        if leaked := answer_forms(data["query"]["terms"]):
             return wrong(
-                f"Not yet: {', '.join(leaked)} is the answer, not the question. The model "
-                "recalls because it does not know which format was picked: the query must "
-                f"{RESTATE_RULE}."
+                f"Not yet: {', '.join(repr(t) for t in leaked)} "
+                f"{'is a form' if len(leaked) == 1 else 'are forms'} of a word of the record's "
+                "answer, not of the question. The model recalls because it does not know which "
+                f"format was picked or why: the query must {RESTATE_RULE}."
             )
         hits = data["hits"]
         if not hits:

@@ -1,18 +1,21 @@
 """Notebook 08: the query playground. A state in, a view out, and the widget box.
 
-* ``PlaygroundCatalog``: the three ``DATASETS`` (the chapter's seven records, the course
-  corpus, 10,000 generated records per user), one read-only engine per (dataset, user),
-  built on first use;
-* ``playground_view(state, catalog)``: pure, a frozen ``PlaygroundState`` in, a
-  ``PlaygroundView`` out (the normalized query, the funnel, the hits with their breakdown
-  and provenance, the rendered context); a rejected input becomes ``view.error``;
+* ``PlaygroundCatalog``: the three ``DATASETS`` (the contract's seven-record teaching
+  store, the course corpus, 10,000 generated records per user), one read-only engine per
+  (dataset, user), each bound to its own file, built on first use and cached;
+* ``playground_view(state, catalog)``: a frozen ``PlaygroundState`` in, a ``PlaygroundView``
+  out (the normalized query, the funnel, the hits with their breakdown and provenance, the
+  rendered context); a rejected input becomes ``view.error``. Not pure: the first state
+  that needs a store makes the catalog build it. Given the built stores, the same state
+  gives the same view, and nothing is written;
 * the view as text and HTML (``summary_text``, ``hits_table_html``, ``context_html``) and
   as one SVG chart (``playground_svg``: built as a string in about a millisecond, so the
   live chart keeps up with typing; it uses ``charts.COLOURS``);
 * ``PlaygroundApp``: ipywidgets inputs wired to the view (CSS classes ``playground-*``,
   which the browser tests select), ``measure_refresh`` times it;
 * ``use_pipeline(app, pipeline)``: your five stage functions (notebook 06's capstone)
-  beside the library's, under the app; ``check_isolation_query``: the exercise.
+  beside the library's, under the app; ``check_isolation_query`` and
+  ``check_isolation_why`` (``ISOLATION_QUESTION``): the exercise.
 
 Everything from a query or a record is HTML-escaped.
 """
@@ -44,7 +47,7 @@ from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit import Comparison, Pipeline
 from memorylib.notebook.charts import COLOURS
-from memorylib.notebook.exercises import CheckResult, check_value, right, wrong
+from memorylib.notebook.exercises import CheckResult, Question, check_value, right, wrong
 from memorylib.ranking import ScoreFunction
 from memorylib.records import (
     DEFAULT_LEXICAL_WEIGHT,
@@ -65,6 +68,7 @@ __all__ = [
     "DATASETS",
     "DEFAULT_STATE",
     "HIT_COLUMNS",
+    "ISOLATION_QUESTION",
     "SCORER_PRESETS",
     "USERS",
     "YOURS",
@@ -76,6 +80,7 @@ __all__ = [
     "YoursView",
     "as_of_on",
     "check_isolation_query",
+    "check_isolation_why",
     "context_html",
     "hits_table_html",
     "measure_refresh",
@@ -108,10 +113,11 @@ DATASETS: dict[str, DatasetSpec] = {
     for spec in (
         DatasetSpec(
             "chapter",
-            "chapter demo (7 records)",
+            "teaching store (7 records)",
             TEACHING_AS_OF,
             CHAPTER_USER,
-            "the chapter's teaching store: one profile and six conversations of local-user",
+            "the contract's teaching store (one profile, six conversations of local-user), "
+            "which reproduces the chapter's example",
         ),
         DatasetSpec(
             "course",
@@ -995,3 +1001,43 @@ def check_isolation_query(
     return check_value(
         answer, judge, placeholder="a query string", kind=str, described="a str (a query)"
     )
+
+
+ISOLATION_QUESTION = Question(
+    prompt=(
+        "Omar (omar.haddad@northwind.example) types `mei.lin cache decisions` into the\n"
+        "playground on the course corpus, with limit 10, lexical weight 0 and recency\n"
+        "weight 1. What does his funnel's `searched` say, and why?"
+    ),
+    choices=(
+        "184: every course user's conversations are searched (69 + 46 + 33 + 36), then "
+        "the hits whose user_scope is not Omar's are dropped",
+        "69: a query that names Mei is answered from Mei's store, and her hits are hidden "
+        "from Omar",
+        "46: Omar's engine is bound to his own file and the query takes that store's "
+        "user_scope: no text, limit or weight makes it read Mei's records",
+        "0: a query that names another user is rejected at normalize",
+    ),
+    accepted=("C",),
+    hints={
+        "A": "if isolation were a filter over one big result, `searched` would count every "
+        "user's records. Section 4's `searched` column counts each user's own "
+        "conversations only (minus the retracted one).",
+        "B": "nothing typed chooses a store: normalize turns `mei.lin` into the terms `mei` "
+        "and `lin`, like any other words. The store, and with it the query's user_scope, "
+        "is fixed by the user before the text is read.",
+        "D": "normalize rejects empty text, text without a searchable term, text over 2,000 "
+        "characters and a limit outside 1..10; a name is just words.",
+    },
+    why=(
+        "Omar's recall reads only his own file: 46 conversations searched (the retracted "
+        "one is not), whatever the query says. Mei's records are not filtered out, they are "
+        "never read, and a record of her scope handed to his query would raise "
+        "RemoteMemoryScopeError."
+    ),
+)
+
+
+def check_isolation_why(answer: object) -> CheckResult:
+    """Self-check of the quiz ``ISOLATION_QUESTION``: a letter, A to D."""
+    return ISOLATION_QUESTION.check(answer)

@@ -14,9 +14,12 @@ as_of = datetime.fromisoformat("2026-11-30T09:00:00Z")
 captured_at = datetime.fromisoformat("2026-11-27T15:20:00Z")
 age_days = (as_of - captured_at).total_seconds() / 86_400  # 2.736111...
 
-coverage = 4 / 7
+# q-11's terms: index, is, of, recall, status, the, what; the note holds four of them
+matched_terms = ("index", "is", "recall", "status")
+coverage = len(matched_terms) / 7  # kept as 4/7: a rounded 0.571429 multiplied on drifts
 recency = 1 / (1 + age_days / 30)
 my_breakdown = {
+    "matched_terms": matched_terms,
     "lexical_coverage": coverage,  # 0.571429
     "age_days": age_days,
     "recency": recency,  # 0.916419

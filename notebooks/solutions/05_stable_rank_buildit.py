@@ -8,6 +8,7 @@ from 1.
 """
 
 # build-it: stable rank (notebook 06c runs this cell, as saved, in your pipeline)
+# 06c runs it alone: define or import here everything your function uses
 from datetime import datetime
 
 from memorylib import (

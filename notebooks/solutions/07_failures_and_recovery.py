@@ -18,9 +18,9 @@ E  store.read_all() when, after the seven lines, an eighth (the last) line ends 
    RemoteMemoryCorruptionError naming line 8: a record commits at its newline, wherever
    it is in the file, so this line was committed and is now damaged; only a line without
    its newline is an uncommitted (torn) tail.
-F  the first append to a new file whose folder fsync fails -> RemoteMemoryWriteError: a
-   failed step of a write is cut back (a file the call created is removed again) and
-   reported as "nothing was stored, retrying is safe"; only a cut back that fails too makes
+F  the first append to a new file whose directory fsync fails (only that call) ->
+   RemoteMemoryWriteError: a failed step of a write is cut back (a file the call created is
+   removed again) and reported as "nothing was stored, retrying is safe"; only a cut back that fails too makes
    the store fail closed (RemoteMemoryFailedClosedError).
 """
 

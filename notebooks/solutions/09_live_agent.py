@@ -7,7 +7,8 @@ Retrieval cannot see the chat and matches words exactly (no stemming), so the qu
 restates what "those" stands for, in words the conversation gives: the chat says "each
 session's transcripts", and conversation-001 says "session transcripts". It must not name
 the answer: the model recalls because it does not know the format, so a query holding
-"JSONL" (or "append-only") is rejected. The stand-in model's own query ("file format
+"JSONL" or "append-only", or another form of an answer word ("json", "appended", "torn"), is
+rejected. The stand-in model's own query ("file format
 settled", from the last message alone) ranks the layered memory record first;
 "transcript" and "transcript format" find nothing and "transcript file format" ranks the
 layered memory record ("transcript" is not "transcripts"); "saving transcripts",

@@ -78,6 +78,7 @@ NORMALIZE_TEXT = FunctionExercise(
     ),
     cases=TEXTS.map(Call),
     read=_a_str,
+    refuses=(normalize_text,),
     mistakes=(
         Mistake(
             "no NFKC",
@@ -207,6 +208,7 @@ EXTRACT_TERMS = FunctionExercise(
     ),
     cases=TEXTS.map(normalize_text).map(Call),
     read=_a_tuple,
+    refuses=(extract_terms,),
     mistakes=(
         Mistake(
             "sorted but not unique",

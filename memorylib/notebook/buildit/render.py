@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-import pandas as pd
 from hypothesis import strategies as st
 
 from memorylib.engine import RecallEngine
@@ -64,7 +63,6 @@ __all__ = [
     "RENDER_RECORD",
     "check_render_predictions",
     "parsed_tree",
-    "render_exercise_frame",
     "render_exercise_truth",
 ]
 
@@ -365,6 +363,7 @@ RENDER_RECALL_CONTEXT = FunctionExercise(
     show=_show,
     show_call=_show_call,
     mistakes=MISTAKES,
+    refuses=(render_recall_context,),
     error_hints=(
         (
             "Unknown format code 'f' for object of type 'str'",
@@ -392,35 +391,21 @@ RENDER_RECORD: dict[str, Any] = {
     "stored_at": "2026-07-31T10:00:00Z",
 }
 
-# label -> (what to predict, query text, limit). "snippet-xml": the characters between
+# label -> (what to predict, query text, limit); notebook 06 shows the (query, limit) pairs
+# as its CALLS (a test keeps the two equal). "snippet-xml": the characters between
 # conversation-007's <snippet> and </snippet> in the rendered block; "snippet-json": the
 # characters between the quotes of its "snippet" value in the tool's JSON text; "hits":
 # the number of <hit> elements, or "rejected" when recall raises before anything renders.
+# D's "decision" is a word of conversation-004's title only: searching titles would give 2.
 RENDER_CALLS: dict[str, tuple[str, str, int]] = {
     "A": ("snippet-xml", "quote ids", 5),
     "B": ("snippet-json", "quote ids", 5),
     "C": ("hits", "sqlite jsonl wal", 5),
-    "D": ("hits", "persistence decision", 5),
+    "D": ("hits", "shell decision", 5),
     "E": ("hits", "layered memory", 11),
-}
-_ASKED = {
-    "snippet-xml": "conversation-007's <snippet> text, exactly as the rendered block spells it",
-    "snippet-json": "conversation-007's snippet, exactly as the tool's JSON text spells it",
-    "hits": 'the number of <hit> elements in the rendered block, or "rejected"',
 }
 _TARGET = RENDER_RECORD["memory_id"]
 _JSON_STRING = r'"((?:[^"\\]|\\.)*)"'  # a JSON string literal, escapes and all
-
-
-def render_exercise_frame() -> pd.DataFrame:
-    """The task: one row per call (query, limit, what to predict), no answer."""
-    return pd.DataFrame(
-        [
-            (label, repr(text), limit, _ASKED[asked])
-            for label, (asked, text, limit) in RENDER_CALLS.items()
-        ],
-        columns=["call", "query", "limit", "predict"],
-    )
 
 
 def _xml_snippet(block: str) -> str | None:

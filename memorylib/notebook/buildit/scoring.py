@@ -1,12 +1,16 @@
 """Stage 3 exercises (notebook 04): the build-it ``score_recall_candidate``, and the
 "Your turn" check (``check_q11_note``): the breakdown, part by part, of a note no store
-holds (``Q11_NOTE``) for labelled query q-11.
+holds (``Q11_NOTE``) for labelled query q-11, with its working (the matched terms and the
+age in days).
 
 The build-it is checked against ``memorylib.scoring`` with its default policy (the
 chapter's weights 0.85 / 0.15, with the contract's coverage = matched / query terms and
 its recency 1 / (1 + age / 30)) on the seven fields the chapter defines. Floats must be
-rounded to 6 places, and are compared within the engine's ``TOLERANCE`` (adding two
-rounded contributions is as right as rounding their sum).
+rounded to 6 places, and are compared within one unit of the sixth place (the engine's
+``within``), so a total that adds the two rounded contributions is as right as the
+library's rounded unrounded sum (0.283333 + 0.133333 = 0.416666 against 0.416667). A
+body that calls the library's ``score_recall_candidate`` (directly, or through the
+pipeline or the ranker) is refused.
 
 Generated candidates match 1..n of n query terms (n up to 7) and were captured from 400
 days before ``as_of`` to 3 days after it, at whole and fractional days, and stored some
@@ -37,6 +41,7 @@ from memorylib.notebook.buildit.fixtures import (
     make_query,
 )
 from memorylib.notebook.exercises import (
+    FLOAT_NOISE,
     Call,
     CheckResult,
     FunctionExercise,
@@ -52,7 +57,7 @@ from memorylib.notebook.exercises import (
     wrong,
 )
 from memorylib.pipeline import recall_pipeline
-from memorylib.query import normalize_recall_query
+from memorylib.query import normalize_recall_query, normalize_text
 from memorylib.records import (
     DEFAULT_LEXICAL_WEIGHT,
     DEFAULT_RECENCY_WEIGHT,
@@ -140,7 +145,7 @@ def _read(result: Any, call: Call) -> dict[str, Any]:
         value = fields[name]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise Malformed(f"{name} must be a number, not {type(value).__name__}")
-        if round(value, 6) != value:
+        if abs(round(value, 6) - value) > FLOAT_NOISE:  # 0.283333 + 0.15 is rounded too
             raise Malformed(
                 f"{name} {value!r} is not rounded: round every float of the breakdown to "
                 "6 places (round(x, 6)), as the contract says"
@@ -355,6 +360,7 @@ SCORE_RECALL_CANDIDATE = FunctionExercise(
     show=_show,
     show_call=_show_call,
     mistakes=MISTAKES,
+    refuses=(score_recall_candidate,),
     error_hints=(
         (
             "'str' and 'datetime",
@@ -375,8 +381,10 @@ SCORE_RECALL_CANDIDATE = FunctionExercise(
 
 Q11 = "q-11"  # labelled "stopword_noise": the record a person wants misses the top 5
 Q11_RECORD = "mei-conv-056"  # that record (notebook 04 shows its breakdown)
-# A status note Mei could have saved. No store of the course holds it, so no call on the
-# notebook's records scores it: the student computes its breakdown from these facts.
+# A status note Mei could have saved. No store of the course holds it, so no output of the
+# notebook shows its numbers. The library could compute them (a student could append it to a
+# store and recall); the exercise is to work them out from these facts, and the check asks
+# for the working (the matched terms, the age in days) as well as the breakdown.
 Q11_NOTE = MappingProxyType(
     {
         "summary": "Recall index status is green again",
@@ -386,6 +394,7 @@ Q11_NOTE = MappingProxyType(
     }
 )
 Q11_PARTS = (
+    "matched_terms",
     "lexical_coverage",
     "age_days",
     "recency",
@@ -428,13 +437,14 @@ def _q11_hits() -> tuple[RecallHit, ...]:
 
 
 @functools.cache
-def _q11_truth() -> dict[str, float]:
+def _q11_truth() -> dict[str, Any]:
     """The note's parts as the library computes them (the contract's numbers)."""
     _, query, note, as_of = _q11()
     (candidate,) = build_recall_candidates(query, (note,)).candidates
     b = score_recall_candidate(query, candidate, as_of=as_of)
     age = age_in_days(candidate.captured_at, parse_timestamp(as_of, "as_of"))
     return {
+        "matched_terms": b.matched_terms,
         "lexical_coverage": b.lexical_coverage,
         "age_days": age,
         "recency": b.recency,
@@ -444,7 +454,18 @@ def _q11_truth() -> dict[str, float]:
     }
 
 
-def _close(given: object, expected: float) -> bool:
+def _terms(given: object) -> frozenset[str] | None:
+    """A tuple, list or set of str as a set of normalized terms (order is not graded)."""
+    if isinstance(given, str | bytes) or not isinstance(given, tuple | list | set | frozenset):
+        return None
+    if not all(isinstance(term, str) for term in given):
+        return None
+    return frozenset(normalize_text(term) for term in given)
+
+
+def _close(given: object, expected: Any) -> bool:
+    if isinstance(expected, tuple):  # matched_terms
+        return _terms(given) == frozenset(expected)
     return isinstance(given, int | float) and not isinstance(given, bool) and same(expected, given)
 
 
@@ -469,10 +490,33 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
             return None
         return float(value) if math.isfinite(value) else None
 
+    theirs = _terms(given.get("matched_terms"))
+
+    def terms_hint() -> str:
+        if theirs is None:
+            return "a tuple of str: the query terms the note holds."
+        strangers = sorted(theirs - set(query.terms))
+        if strangers:
+            return f"{', '.join(map(repr, strangers))}: not among q-11's {terms} terms."
+        absent = sorted(theirs - set(note_terms))
+        if absent:
+            return f"{', '.join(map(repr, absent))}: not among the note's terms (printed above)."
+        return (
+            "a query term the note holds is missing: go through q-11's terms one by one "
+            "('what', 'is', 'the' and 'of' too)."
+        )
+
     def near(value: float | None, expected: float) -> bool:
         return value is not None and same(round(expected, 6), round(value, 6))
 
     def coverage_hint(value: float | None) -> str:
+        if (
+            theirs is not None
+            and len(theirs) != matched
+            and theirs <= set(query.terms)
+            and near(value, len(theirs) / terms)
+        ):
+            return "right for your matched_terms; fix them and this follows."
         if any(near(value, matched / counted) for counted in range(matched, terms)):
             return (
                 f"not every query term was counted: q-11 has {terms} terms, 'what', 'is', "
@@ -505,7 +549,10 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
         if near(value, days * 24) or near(value, days * SECONDS_PER_DAY):
             return "give the age in days: divide the seconds by 86400."
         if value is not None and abs(value - days) < 0.01:
-            return "close: keep 6 decimal places (each part must be within 1e-6)."
+            return (
+                "close: keep 6 decimal places (each number must be within one unit of the "
+                "6th place)."
+            )
         return "age_days = (as_of - captured_at).total_seconds() / 86400."
 
     def recency_hint(value: float | None, their_age: float | None) -> str:
@@ -559,6 +606,7 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
         return "total = lexical_contribution + recency_contribution."
 
     hints = {
+        "matched_terms": terms_hint(),
         "lexical_coverage": coverage_hint(number("lexical_coverage")),
         "age_days": age_hint(number("age_days")),
         "recency": recency_hint(number("recency"), number("age_days")),
@@ -571,16 +619,20 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
         "total": total_hint(number("total")),
     }
     return {
-        name: hint if number(name) is not None else f"a number (a float). {hint}"
+        name: hint
+        if name == "matched_terms" or number(name) is not None
+        else f"a number (a float). {hint}"
         for name, hint in hints.items()
     }
 
 
 def check_q11_note(answer: object) -> CheckResult:
     """Notebook 04's "Your turn": ``answer`` maps each of ``Q11_PARTS`` to the note's value
-    for q-11 under the default policy (each within the engine's ``TOLERANCE``). Wrong parts
-    get one line each, with the hint of the mistake the value matches; parts left out (or
-    still ``...``) are not answered yet, and what is given so far is graded."""
+    for q-11 under the default policy: its matched terms (a tuple, list or set of str, in
+    any order), then numbers, each within one unit of the sixth place (the engine's
+    ``within``). Wrong parts get one line each, with the hint of the mistake the value
+    matches; parts left out (or still ``...``) are not answered yet, and what is given so
+    far is graded."""
 
     def judge(answer: object) -> CheckResult:
         described = f"a dict with the keys {list(Q11_PARTS)}"
@@ -606,10 +658,12 @@ def check_q11_note(answer: object) -> CheckResult:
         t = _q11_truth()
         above = sum(hit.score_breakdown.total > t["total"] for hit in _q11_hits())
         return right(
-            f"Right: coverage {t['lexical_coverage']:.6f}, {t['age_days']:.6f} days old, "
+            f"Right: {len(t['matched_terms'])} of {len(_q11()[1].terms)} terms "
+            f"({', '.join(t['matched_terms'])}), "
+            f"coverage {t['lexical_coverage']:.6f}, {t['age_days']:.6f} days old, "
             f"recency {t['recency']:.6f}; {DEFAULT_LEXICAL_WEIGHT:g} × "
             f"{t['lexical_coverage']:.6f} + {DEFAULT_RECENCY_WEIGHT:g} × {t['recency']:.6f} = "
             f"{t['total']:.6f}. Among q-11's five hits, the note would rank {above + 1}."
         )
 
-    return check_value(answer, judge, placeholder="a dict of the six parts (see the comment)")
+    return check_value(answer, judge, placeholder="a dict of the seven parts (see the comment)")
