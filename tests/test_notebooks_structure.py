@@ -313,3 +313,32 @@ def test_no_accepted_answer_of_08_is_on_screen_before_the_exercise(tmp_path: Pat
             assert not check_isolation_query(candidate, catalog).is_right, (
                 f"{candidate!r} (from the query {query!r}) answers the exercise"
             )
+
+
+def test_08_refuses_the_words_of_every_record_it_prints(tmp_path: Path) -> None:
+    """Notebook 08's exercise refuses a word of a record whose text the notebook prints
+    before it (``printed_records``). Every course conversation whose summary or title is
+    on screen before "Your turn" must be one of them, so a new cell that prints another
+    record's text fails here until the checker knows it."""
+    from memorylib import MemoryKind
+    from memorylib.datasets import COURSE_USERS
+    from memorylib.notebook.playground import PlaygroundCatalog, printed_records
+
+    nb = _notebook("08_query_playground")
+    cut = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown" and "## Your turn" in c.source
+    )
+    shown = "\n".join(output_text(c) for c in nb.cells[:cut])
+    catalog = PlaygroundCatalog(tmp_path)
+    known = {record.memory_id for record in printed_records(catalog)}
+    on_screen = {
+        record.memory_id
+        for user in COURSE_USERS
+        for record in catalog.records("course", user)
+        if record.kind is MemoryKind.CONVERSATION
+        and (record.summary in shown or record.source.title[:26] in shown)
+    }
+    assert len(on_screen) >= 10, on_screen  # the search sees the printed hits
+    assert on_screen <= known, f"printed but not refused: {sorted(on_screen - known)}"

@@ -15,7 +15,8 @@
   which the browser tests select), ``measure_refresh`` times it;
 * ``use_pipeline(app, pipeline)``: your five stage functions (notebook 06's capstone)
   beside the library's, under the app; ``check_isolation_query`` and
-  ``check_isolation_why`` (``ISOLATION_QUESTION``): the exercise.
+  ``check_isolation_why`` (``ISOLATION_QUESTION``): the exercise, which refuses the
+  words of the records the notebook prints (``printed_records``, ``printed_words``).
 
 Everything from a query or a record is HTML-escaped.
 """
@@ -48,6 +49,7 @@ from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit import Comparison, Pipeline
 from memorylib.notebook.charts import COLOURS
 from memorylib.notebook.exercises import CheckResult, Question, check_value, right, wrong
+from memorylib.query import extract_terms, normalize_text
 from memorylib.ranking import ScoreFunction
 from memorylib.records import (
     DEFAULT_LEXICAL_WEIGHT,
@@ -69,6 +71,7 @@ __all__ = [
     "DEFAULT_STATE",
     "HIT_COLUMNS",
     "ISOLATION_QUESTION",
+    "PRINTED_HITS",
     "SCORER_PRESETS",
     "USERS",
     "YOURS",
@@ -86,6 +89,8 @@ __all__ = [
     "measure_refresh",
     "playground_svg",
     "playground_view",
+    "printed_records",
+    "printed_words",
     "scorer_options",
     "summary_text",
     "use_pipeline",
@@ -955,6 +960,41 @@ def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> YoursPanel:
 # -- your turn ------------------------------------------------------------------------------------
 
 
+# The records whose text notebook 08 prints before its exercise: the hits of its opening
+# state for Mei (titles and snippets, section 2) and of "cache TTL" for each course user
+# (titles and clauses, section 4). The exercise asks for a word found in the playground,
+# so a word of any of these records is refused (the whole record: a superset of what is
+# printed, and a rule a student can read).
+PRINTED_HITS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (DEFAULT_STATE.query, (COURSE_USERS[0],)),
+    ("cache TTL", COURSE_USERS),
+)
+
+
+def printed_records(catalog: PlaygroundCatalog) -> tuple[StoredMemory, ...]:
+    """The records of ``PRINTED_HITS`` (course corpus, the opening state otherwise), in
+    the order the notebook shows them, each once."""
+    found: dict[str, StoredMemory] = {}
+    for query, users in PRINTED_HITS:
+        for user in users:
+            stored = {record.memory_id: record for record in catalog.records("course", user)}
+            view = playground_view(replace(DEFAULT_STATE, query=query, user=user), catalog)
+            for memory_id in view.hit_ids:
+                found.setdefault(memory_id, stored[memory_id])
+    return tuple(found.values())
+
+
+def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
+    """Each term of the title, summary and content of a ``printed_records`` record, and
+    the id of the first record that holds it."""
+    words: dict[str, str] = {}
+    for record in printed_records(catalog):
+        text = f"{record.source.title} {record.summary} {record.content}"
+        for term in extract_terms(normalize_text(text)):
+            words.setdefault(term, record.memory_id)
+    return words
+
+
 def check_isolation_query(
     answer: object,
     catalog: PlaygroundCatalog,
@@ -962,7 +1002,8 @@ def check_isolation_query(
     users: Sequence[str] = (COURSE_USERS[0], COURSE_USERS[1]),
     dataset: str = "course",
 ) -> CheckResult:
-    """Self-check: a query that gives user A hits in ``dataset`` and user B none at all.
+    """Self-check: a query that gives user A hits in ``dataset`` and user B none at all,
+    without a word of a record notebook 08 printed above (``printed_words``).
 
     Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
     """
@@ -988,6 +1029,15 @@ def check_isolation_query(
                 f"{second} also gets hits: {b.hit_ids} — records of {second}'s own that share a "
                 f"term with {a.query.terms}. Pick words only {first} used."
             )
+        printed = printed_words(catalog)
+        seen = [term for term in a.query.terms if term in printed]
+        if seen:
+            return wrong(
+                f"{first} gets hits and {second} none, but {seen[0]!r} is a word of "
+                f"{printed[seen[0]]}, a record whose text this notebook printed above: find "
+                f"a word of your own. Type a topic into the playground with {first}, read the "
+                "titles and snippets of the hits, and try one of their words."
+            )
         assert b.result is not None  # the same query and clock as a's: accepted too
         scopes = {hit.scope.user_scope for hit in a.result.hits}
         assert scopes == {a.user_scope}, scopes  # isolation, checked rather than assumed
@@ -1005,35 +1055,40 @@ def check_isolation_query(
 
 ISOLATION_QUESTION = Question(
     prompt=(
-        "Omar (omar.haddad@northwind.example) types `mei.lin cache decisions` into the\n"
-        "playground on the course corpus, with limit 10, lexical weight 0 and recency\n"
-        "weight 1. What does his funnel's `searched` say, and why?"
+        "An import script appends one line to the end of Omar's file (section 4): Mei's\n"
+        "record `mei-conv-040`, copied as it is, her user_scope included. Omar then types\n"
+        "`cache TTL` into the playground (course corpus, limit 5, the chapter's weights).\n"
+        "What does the playground show?"
     ),
     choices=(
-        "184: every course user's conversations are searched (69 + 46 + 33 + 36), then "
-        "the hits whose user_scope is not Omar's are dropped",
-        "69: a query that names Mei is answered from Mei's store, and her hits are hidden "
-        "from Omar",
-        "46: Omar's engine is bound to his own file and the query takes that store's "
-        "user_scope: no text, limit or weight makes it read Mei's records",
-        "0: a query that names another user is rejected at normalize",
+        "searched 47 -> candidates 12 -> hits 5, with mei-conv-040 at rank 2: the line is "
+        "in Omar's file now, so it is his to recall",
+        "searched 46 -> candidates 11 -> the same five hits as before: a line of another "
+        "scope is left out when the file is read",
+        "no hits but a RemoteMemoryScopeError for line 53: the store checks each line's "
+        "user_scope against its own as it reads the file, so the recall stops before any "
+        "term is compared",
+        "a RemoteMemoryScopeError for records[52] ('mei-conv-040'), raised by the candidate "
+        "stage once the store has read all 53 lines",
     ),
     accepted=("C",),
     hints={
-        "A": "if isolation were a filter over one big result, `searched` would count every "
-        "user's records. Section 4's `searched` column counts each user's own "
-        "conversations only (minus the retracted one).",
-        "B": "nothing typed chooses a store: normalize turns `mei.lin` into the terms `mei` "
-        "and `lin`, like any other words. The store, and with it the query's user_scope, "
-        "is fixed by the user before the text is read.",
-        "D": "normalize rejects empty text, text without a searchable term, text over 2,000 "
-        "characters and a limit outside 1..10; a name is just words.",
+        "A": "the file does not make a record Omar's: every line carries its own user_scope, "
+        "and a copied line keeps Mei's. Which part of recall compares that scope with "
+        "Omar's, and what does it do on a mismatch?",
+        "B": "a record of another scope is never left out quietly: section 4 showed the "
+        "candidate stage raising on one rather than skipping it. Look up what CONTRACT.md "
+        "says `read_all()` does with a record of another user_scope.",
+        "D": "the candidate stage would refuse the record (section 4), but it never receives "
+        "it: recall reads the file first. The chapter says the candidate stage checks the "
+        "scope *again* (再次校验): what checked it before?",
     },
     why=(
-        "Omar's recall reads only his own file: 46 conversations searched (the retracted "
-        "one is not), whatever the query says. Mei's records are not filtered out, they are "
-        "never read, and a record of her scope handed to his query would raise "
-        "RemoteMemoryScopeError."
+        "The store checks every line's user_scope against its own while it reads (the "
+        "contract's read_all; the chapter: 读取时 scope 不一致仍会失败). Line 53 is Mei's, so "
+        "Omar's recall raises RemoteMemoryScopeError and the playground shows it in place "
+        "of the hits: a foreign line is an error, never a hit and never a skipped row. The "
+        "candidate stage's check (section 4) is the second of the two."
     ),
 )
 
