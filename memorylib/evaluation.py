@@ -60,7 +60,7 @@ from .analysis import CHINESE_ANALYZER, DIALOGUE_TURNS, ENGLISH_ANALYZER, FULL_A
 from .benchmarks import BENCHMARKS, load_benchmark, run_benchmark
 from .benchmarks import format_report as format_benchmark_report
 from .benchmarks import report_json as benchmark_json
-from .datasets import COURSE_USERS, build_store, data_dir, load_course_entries
+from .datasets import COURSE_USERS, CourseEntry, build_store, data_dir, load_course_entries
 from .engine import RecallEngine
 from .errors import RemoteMemoryError, RemoteMemoryValidationError
 from .metrics import (
@@ -280,11 +280,14 @@ class CourseStores:
         self._tmp = tempfile.TemporaryDirectory(prefix="memorylib-eval-")
         self._finalizer = weakref.finalize(self, self._tmp.cleanup)
         self._stores: dict[tuple[str, tuple[str, ...]], RemoteMemoryStore] = {}
+        self._entries: tuple[CourseEntry, ...] | None = None  # the corpus, read on first use
 
     def store(self, user_id: str, as_of: str | None = None) -> RemoteMemoryStore:
         if user_id not in COURSE_USERS:
             raise RemoteMemoryValidationError(f"{user_id!r} is not a course user")
-        entries = [e for e in load_course_entries() if e.user_id == user_id]
+        if self._entries is None:
+            self._entries = load_course_entries()
+        entries = [e for e in self._entries if e.user_id == user_id]
         if as_of is not None:
             moment = parse_timestamp(as_of, "as_of")
             entries = [e for e in entries if parse_timestamp(e.stored_at, "stored_at") <= moment]

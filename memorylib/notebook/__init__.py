@@ -6,7 +6,8 @@ load only when a notebook imports one of these modules.
 * View modules, one per notebook topic: ``records_views`` (00, 01), ``scaling`` (the
   index benchmark, once in 03, moving to 11), ``failure_views`` (07),
   ``retraction_views`` (07b), ``playground`` (08: its state -> view function and the
-  widget box), ``live_agent`` (09), ``ranker_views`` (10) and ``service_views`` (11).
+  widget box), ``live_agent`` (09), ``ranker_exercises`` (10's check; the notebook draws
+  its tables in its own cells) and ``service_views`` (11).
   A view module never imports another one (import-linter's independence contract in
   ``pyproject.toml``).
 * Shared helpers, which import no view module: ``common`` (notebook set-up and its one
