@@ -62,8 +62,9 @@ if TYPE_CHECKING:  # what the names are, for readers and type checkers; nothing 
     from .render import render_profile_block, render_recall_context
     from .runtime import ConfigurationError, default_runtime, reset_runtime, runtime_client
     from .scoring import DEFAULT_POLICY, ScoringPolicy, recency_score, score_recall_candidate
-    from .seed import TEACHING_AS_OF, seed_teaching_store
+    from .seed import seed_teaching_store
     from .store import RemoteMemoryStore
+    from .timestamps import TEACHING_AS_OF
     from .tool import RECALL_HISTORY_TOOL, build_system_prompt, recall_history, set_default_engine
 
 __version__ = "0.1.0"
@@ -72,7 +73,7 @@ _EXPORTS: dict[str, str] = {  # public name -> the module that defines it
     "DEFAULT_POLICY": "scoring",
     "NO_MATCHING_TERMS": "records",
     "RECALL_HISTORY_TOOL": "tool",
-    "TEACHING_AS_OF": "seed",
+    "TEACHING_AS_OF": "timestamps",
     "CandidateSet": "candidates",
     "ConfigurationError": "runtime",
     "MemoryKind": "records",

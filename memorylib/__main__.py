@@ -25,7 +25,7 @@ from .errors import RemoteMemoryError
 def run_demo(out=sys.stdout) -> None:
     from .render import render_recall_context
     from .runtime import default_runtime
-    from .seed import TEACHING_AS_OF
+    from .timestamps import TEACHING_AS_OF
     from .tool import build_system_prompt
 
     runtime = default_runtime()

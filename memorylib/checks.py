@@ -12,14 +12,18 @@ repeats them):
 * A ``memory_id`` is 1-128 letters, marks and digits of any script plus ``. _ : @ -``,
   starting with a letter or digit ("conversation-003", "会话-003").
 * ``limit`` is an ``int`` from 1 to 10 (``True`` and ``5.0`` are rejected, not coerced).
+* A store's ``path`` is a ``str`` or ``os.PathLike`` naming a file: not empty, no NUL
+  byte, not ``.`` or ``..``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 import unicodedata
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TypeVar
 
 from .errors import RemoteMemoryValidationError
@@ -31,6 +35,7 @@ __all__ = [
     "fold_whitespace",
     "is_memory_id",
     "require",
+    "require_file_path",
     "require_items",
     "require_limit",
     "require_memory_id",
@@ -122,8 +127,8 @@ def is_memory_id(value: object) -> bool:
 def require_memory_id(value: object, field: str = "memory_id") -> str:
     if not is_memory_id(require(value, str, field)):
         raise RemoteMemoryValidationError(
-            f"{field} {value[:40]!r} is not a valid id: use 1-{MAX_MEMORY_ID_CHARS} letters "
-            f"and digits (any script) and {' '.join(MEMORY_ID_PUNCTUATION)}, "
+            f"{field} {value[:40]!r} is not a valid id: use 1-{MAX_MEMORY_ID_CHARS} letters, "
+            f"marks and digits (any script) and {' '.join(MEMORY_ID_PUNCTUATION)}, "
             "starting with a letter or digit"
         )
     return value
@@ -150,3 +155,22 @@ def require_number(value: object, field: str) -> float:
     if not finite or value < 0:
         raise RemoteMemoryValidationError(f"{field} must be finite and >= 0, got {value}")
     return value
+
+
+def require_file_path(value: object, field: str = "path") -> Path:
+    """A store's file path as a ``Path`` (not resolved: relative stays relative)."""
+    if not isinstance(value, str | os.PathLike):
+        raise RemoteMemoryValidationError(
+            f"{field} must be a str or os.PathLike, got {type_name(value)}"
+        )
+    if isinstance(value, str) and not value.strip():
+        raise RemoteMemoryValidationError(f"{field} must not be empty")
+    try:
+        path = Path(value)
+    except TypeError:  # an os.PathLike whose __fspath__ returns bytes
+        raise RemoteMemoryValidationError(f"{field} must be a str path, got bytes") from None
+    if "\0" in str(path) or path.name in ("", ".", ".."):
+        raise RemoteMemoryValidationError(
+            f"{field} {str(value)[:80]!r} must name a file (no NUL byte, not '.' or '..')"
+        )
+    return path

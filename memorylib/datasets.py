@@ -14,8 +14,7 @@ every field):
 Each line or item is read by the records' own field-driven decoder
 (``decoding.decode_fields``) plus the data files' stricter rules (text written
 whitespace-folded, timestamps written in canonical UTC, retractions that name an
-earlier record). Analysis helpers for the notebooks (languages, label outcomes) live
-in ``memorylib.notebook.analysis``.
+earlier record).
 
 A line of a data file is a ``CourseEntry``, not a ``StoredMemory``: it names its
 user by id, and it becomes a stored record only when ``build_store`` writes it into
@@ -137,13 +136,6 @@ def data_dir() -> Path:
             f"holds {CORPUS_FILE}"
         )
     return folder
-
-
-def __getattr__(name: str) -> Any:
-    # ``datasets.DATA_DIR`` is looked up lazily so that importing reads no environment.
-    if name == "DATA_DIR":
-        return data_dir()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _data_file(path: str | os.PathLike[str] | None, default_name: str) -> Path:

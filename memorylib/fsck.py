@@ -43,6 +43,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TextIO
 
+from .checks import require_file_path
 from .errors import (
     RemoteMemoryCorruptionError,
     RemoteMemoryError,
@@ -61,7 +62,7 @@ from .files import (
     truncate,
     write_quarantine,
 )
-from .store import RemoteMemoryStore, parse_line
+from .store import parse_line
 from .timestamps import format_timestamp, utc_now
 
 __all__ = [
@@ -255,11 +256,6 @@ def _report(path: Path, data: bytes, scan: _Scan, owner_uid: int | None) -> Fsck
 # -- locking and reading --------------------------------------------------------------------
 
 
-def _store_path(path: object) -> Path:
-    """The store's own path rules (a str or PathLike naming a file); the user is unused."""
-    return RemoteMemoryStore(path, user_id="fsck").path  # type: ignore[arg-type]
-
-
 @contextmanager
 def _store_lock(path: Path, *, create: bool) -> Iterator[None]:
     """The store's own lock. Without ``create``, only an existing lock file is used."""
@@ -293,7 +289,7 @@ def _read(path: Path) -> tuple[bytes, os.stat_result]:
 
 def check_store_file(path: str | os.PathLike[str]) -> FsckReport:
     """Report on a store file without changing it (and without needing the user id)."""
-    store_path = _store_path(path)
+    store_path = require_file_path(path)
     with _store_lock(store_path, create=False):
         data, st = _read(store_path)
     return _report(store_path, data, _scan(data), st.st_uid)
@@ -308,7 +304,7 @@ def repair_store_file(path: str | os.PathLike[str]) -> RepairReport:
     Raises RemoteMemoryScopeError (and changes nothing) when the file mixes user scopes
     or belongs to another OS user, RemoteMemoryValidationError when there is no file.
     """
-    store_path = _store_path(path)
+    store_path = require_file_path(path)
     quarantine = quarantine_path_for(store_path)
     with _store_lock(store_path, create=True):
         data, st = _read(store_path)

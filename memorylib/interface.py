@@ -5,12 +5,16 @@ The engine, the tool, the runtime and the notebooks see a store only as a
 and database backends with the same records, errors and retraction semantics.
 A backend decides how "is this memory_id taken?" and "write it" happen atomically
 (a lock file and one ``O_APPEND`` write; a unique index; a transaction); what a
-record looks like, and what is rejected before anything is written, is decided
-here, once, for all of them:
+record looks like, what is rejected before anything is written, and the steps of
+every write are decided here, once, for all of them:
 
 * ``new_memory`` validates and folds the fields ``append`` receives;
 * ``new_retraction`` builds the RETRACTION record ``retract`` writes, and
   ``check_retraction_target`` says when a retraction must be refused;
+* ``check_new_ids`` refuses an id that is stored or repeats in a batch;
+* ``MemoryStore.append``, ``append_many`` and ``retract`` are written once: a backend
+  supplies its atomic section (``_write_transaction``) and three steps inside it
+  (``_stored``, ``_retraction_of``, ``_insert``);
 * ``decode_record`` reads a record back from its JSON bytes (a store line).
 """
 
@@ -22,6 +26,7 @@ import json
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Container, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +34,7 @@ from .checks import require, require_memory_id, require_text
 from .errors import (
     RemoteMemoryCorruptionError,
     RemoteMemoryDuplicateError,
+    RemoteMemoryError,
     RemoteMemoryValidationError,
 )
 from .records import MemoryKind, MemorySource, StoredMemory
@@ -215,11 +221,14 @@ class MemoryStore(ABC):
       ``RemoteMemoryCorruptionError``. Reading never writes.
     * ``active_records`` is what recall and profile selection see: ``read_all`` without
       the RETRACTION records and the records they retract.
+
+    A backend implements ``read_all`` and the write steps below (``_write_transaction``
+    and the three it runs); a write raises the backend's own errors too (a damaged
+    file, a server that does not answer, a failed write).
     """
 
     user_scope: str
 
-    @abstractmethod
     def append(
         self,
         *,
@@ -229,13 +238,33 @@ class MemoryStore(ABC):
         source: MemorySource,
         memory_id: str | None = None,
         stored_at: datetime | str | None = None,
-    ) -> StoredMemory: ...
+    ) -> StoredMemory:
+        """Validate and durably store one PROFILE or CONVERSATION record.
 
-    @abstractmethod
+        Raises RemoteMemoryValidationError (a field, named), RemoteMemoryDuplicateError
+        (the memory_id is stored) or the store's own errors (damaged data, a server that
+        does not answer, a failed write). A rejected append writes nothing.
+        """
+        record = new_memory(
+            user_scope=self.user_scope,
+            kind=kind,
+            content=content,
+            summary=summary,
+            source=source,
+            memory_id=memory_id,
+            stored_at=stored_at,
+        )
+        self._insert_all((record,))
+        return record
+
     def append_many(self, entries: Iterable[Mapping[str, Any]]) -> tuple[StoredMemory, ...]:
-        """Append every entry (``append``'s keyword arguments) or none of them."""
+        """Append every entry (``append``'s keyword arguments) in one atomic write, or none."""
+        records = self.new_records(entries)
+        check_new_ids(records, ())  # an id twice in the batch: refused before any write
+        if records:
+            self._insert_all(records)
+        return records
 
-    @abstractmethod
     def retract(
         self,
         memory_id: str,
@@ -244,10 +273,61 @@ class MemoryStore(ABC):
         source: MemorySource,
         retraction_id: str | None = None,
         stored_at: datetime | str | None = None,
-    ) -> StoredMemory: ...
+    ) -> StoredMemory:
+        """Store a RETRACTION that hides ``memory_id`` from recall and profile selection.
+
+        The target stays stored (the audit trail); retracting it again returns the first
+        retraction and writes nothing. Unknown targets and retractions of retractions
+        raise RemoteMemoryValidationError.
+        """
+        record = new_retraction(
+            user_scope=self.user_scope,
+            memory_id=memory_id,
+            reason=reason,
+            source=source,
+            retraction_id=retraction_id,
+            stored_at=stored_at,
+        )
+        target_id = record.retracts or ""
+        with self._write_transaction() as tx:
+            check_retraction_target(target_id, self._stored(tx, target_id))
+            earlier = self._retraction_of(tx, target_id)
+            if earlier is None:
+                if self._insert(tx, (record,)):
+                    return record
+                earlier = self._retraction_of(tx, target_id)  # a racing retraction won
+            if earlier is None:
+                raise RemoteMemoryError(f"retraction {record.memory_id!r} was refused")
+            return earlier
 
     @abstractmethod
     def read_all(self) -> list[StoredMemory]: ...
+
+    # -- the write steps a backend supplies ---------------------------------------------
+
+    @abstractmethod
+    def _write_transaction(self) -> AbstractContextManager[Any]:
+        """The atomic section of one write (a lock, a transaction); it yields the handle
+        the steps below take, and leaves nothing written if the block raises."""
+
+    @abstractmethod
+    def _stored(self, tx: Any, memory_id: str) -> StoredMemory | None:
+        """The stored record with ``memory_id`` (any kind), or None."""
+
+    @abstractmethod
+    def _retraction_of(self, tx: Any, target_id: str) -> StoredMemory | None:
+        """The first RETRACTION stored for ``target_id``, or None."""
+
+    @abstractmethod
+    def _insert(self, tx: Any, records: Sequence[StoredMemory]) -> bool:
+        """Store all ``records`` or none: RemoteMemoryDuplicateError (``check_new_ids``)
+        when an id is stored; False when the store refused them otherwise (a retraction
+        whose target another retraction claimed first, a race only a database has)."""
+
+    def _insert_all(self, records: Sequence[StoredMemory]) -> None:
+        with self._write_transaction() as tx:
+            if not self._insert(tx, records):
+                raise RemoteMemoryError(f"insert of {records[0].memory_id!r} was refused")
 
     def active_records(self) -> list[StoredMemory]:
         """Every record not retracted and not a retraction (profiles too), in storage order."""

@@ -7,11 +7,15 @@ characters and a bad limit.
 
 Terms come from one rule, read character by character:
 
-* a run of word characters is one term. For ASCII that is ``[a-z0-9_]`` (exactly the
-  chapter's rule); beyond the chapter, letters, marks and digits of every script
-  count too, so "café", "straße" (-> "strasse") and "память" stay whole;
+* a run of word characters is one term: what ``str.isalnum()`` accepts, ``_`` and
+  combining marks, outside U+4E00..U+9FFF. For ASCII that is ``[a-z0-9_]`` (the rule of
+  the chapter's reference code); beyond the chapter, letters and digits of other scripts
+  count too, so "café" and "память" stay whole (and so does a run of kana or Hangul);
 * a run of Chinese characters (U+4E00..U+9FFF after NFKC) gives its character
   bigrams ("分层记忆" -> 分层 / 层记 / 记忆); a lone character stays a unigram.
+
+A change of class ends a run: "cache失效" gives "cache" and "失效". ``extract_terms``
+takes text ``normalize_text`` already folded; it does not fold again.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ __all__ = [
 ]
 
 MAX_QUERY_CHARS = 2_000
-CJK_FIRST, CJK_LAST = "\u4e00", "\u9fff"  # CJK Unified Ideographs: the chapter's range
+CJK_FIRST, CJK_LAST = "\u4e00", "\u9fff"  # CJK Unified Ideographs: the contract's range
 
 
 def normalize_text(text: str) -> str:

@@ -1,7 +1,8 @@
 """Stage 5, render: a RecallResult -> the XML block that reaches the prompt.
 
 Contract: ``<recalled_context query_id normalized_query user_scope>`` holding one
-``<hit rank memory_id user_scope memory_kind>`` per hit, each with ``<score .../>``,
+``<hit rank memory_id user_scope memory_kind>`` per hit, in the order of ``result.hits``
+(rank order, as stage 4 gives them), each with ``<score .../>``,
 ``<provenance .../>`` and ``<snippet>``. Every value is escaped, so a stored memory
 can never close or forge a tag. No hits renders ``""`` (no empty wrapper).
 Characters XML 1.0 cannot carry (the store never writes them) become U+FFFD.

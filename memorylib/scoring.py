@@ -58,12 +58,14 @@ __all__ = [
     "ScoringPolicy",
     "analysis_parameters",
     "bm25_score",
+    "bm25_term_weight",
     "evidence",
     "explained",
     "idf",
     "query_weights",
     "recency_score",
     "score_recall_candidate",
+    "weighted_idf",
 ]
 
 SCORERS = ("coverage", "bm25", "bm25+recency")
@@ -222,6 +224,18 @@ def query_weights(query: RecallQuery) -> Mapping[str, float] | None:
     return {t.term: t.weight for t in query.analysis.terms}
 
 
+def weighted_idf(term: str, corpus: CorpusStats, weights: Mapping[str, float] | None) -> float:
+    """A query term's idf times its query weight (``weights``; None: 1, the idf itself)."""
+    return idf(term, corpus) if weights is None else weights.get(term, 1.0) * idf(term, corpus)
+
+
+def bm25_term_weight(tf: float, length: float, average_length: float, k1: float, b: float) -> float:
+    """One matched term's BM25 weight before idf: ``tf * (k1 + 1) / (tf + norm)`` with the
+    length norm ``k1 * (1 - b + b * length / average_length)`` (``k1`` if the average is 0)."""
+    norm = k1 * (1.0 - b + b * length / average_length) if average_length else k1
+    return tf * (k1 + 1.0) / (tf + norm)
+
+
 def bm25_score(
     candidate: RecallCandidate,
     corpus: CorpusStats,
@@ -236,14 +250,10 @@ def bm25_score(
         counts = record_terms(candidate.record, policy.analyzer).counts
         frequencies = tuple(counts[term] for term in candidate.matched_terms)
         length = sum(counts.values())
-    k1, b = policy.bm25_k1, policy.bm25_b
-    norm = k1 * (1.0 - b + b * length / corpus.average_length) if corpus.average_length else k1
+    k1, b, average = policy.bm25_k1, policy.bm25_b, corpus.average_length
     score = 0.0
     for term, tf in zip(candidate.matched_terms, frequencies, strict=True):
-        weight = (
-            idf(term, corpus) if weights is None else weights.get(term, 1.0) * idf(term, corpus)
-        )
-        score += weight * tf * (k1 + 1.0) / (tf + norm)
+        score += weighted_idf(term, corpus, weights) * bm25_term_weight(tf, length, average, k1, b)
     return score
 
 
@@ -256,12 +266,9 @@ def evidence(
     """The share of the query's idf the candidate matches (1.0: every term); with query
     weights (``weights``, or else the query's own), of its weighted idf."""
     weights = query_weights(query) if weights is None else weights
-
-    def weighed(term: str) -> float:
-        return idf(term, corpus) if weights is None else weights.get(term, 1.0) * idf(term, corpus)
-
-    total = sum(weighed(term) for term in query.terms)
-    return sum(weighed(term) for term in candidate.matched_terms) / total if total else 0.0
+    total = sum(weighted_idf(term, corpus, weights) for term in query.terms)
+    matched = sum(weighted_idf(term, corpus, weights) for term in candidate.matched_terms)
+    return matched / total if total else 0.0
 
 
 def analysis_parameters(policy: ScoringPolicy) -> tuple[tuple[str, str], ...]:

@@ -1,8 +1,9 @@
 """The chapter's teaching store: one PROFILE snapshot and six CONVERSATION records.
 
-Recalling "  LAYERED   Memory  " at ``TEACHING_AS_OF`` searches 6 records, finds 1
-candidate and ranks ``conversation-003`` first with the chapter's worked numbers
-(coverage 1.0, recency 0.967742, total 0.995161): it was captured one day earlier.
+Recalling "  LAYERED   Memory  " at ``timestamps.TEACHING_AS_OF`` (the teaching clock)
+searches 6 records, finds 1 candidate and ranks ``conversation-003`` first with the
+chapter's worked numbers (coverage 1.0, recency 0.967742, total 0.995161): it was
+captured one day earlier.
 
 ``TEACHING_RECORDS`` holds them in the form ``store.append`` takes (keyword
 arguments), so ``seed_teaching_store`` writes them with ``append_many`` and
@@ -15,11 +16,8 @@ from typing import Any
 
 from .interface import MemoryStore
 from .records import MemoryKind, MemorySource, StoredMemory
-from .timestamps import CHAPTER_CLOCK
 
-__all__ = ["TEACHING_AS_OF", "TEACHING_RECORDS", "seed_teaching_store"]
-
-TEACHING_AS_OF = CHAPTER_CLOCK
+__all__ = ["TEACHING_RECORDS", "seed_teaching_store"]
 
 
 def _record(

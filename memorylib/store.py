@@ -28,13 +28,12 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
+from .checks import require_file_path
 from .errors import (
     RemoteMemoryCorruptionError,
     RemoteMemoryScopeError,
@@ -57,13 +56,10 @@ from .files import (
 from .interface import (
     MemoryStore,
     check_new_ids,
-    check_retraction_target,
     decode_record,
-    new_memory,
-    new_retraction,
     user_scope_for,
 )
-from .records import MemoryKind, MemorySource, StoredMemory
+from .records import StoredMemory
 from .timestamps import format_timestamp, utc_now
 
 __all__ = [
@@ -136,7 +132,7 @@ class RemoteMemoryStore(MemoryStore):
     """Append-only JSONL store of one user's memories. Constructing it touches no file."""
 
     def __init__(self, path: str | os.PathLike[str], *, user_id: str = "local-user") -> None:
-        self.path = _store_path(path)
+        self.path = require_file_path(path)
         self.lock_path = lock_path_for(self.path)
         self.quarantine_path = quarantine_path_for(self.path)
         self.user_scope = user_scope_for(user_id)
@@ -179,78 +175,21 @@ class RemoteMemoryStore(MemoryStore):
             return 0
         return len(split_committed(data)[1])
 
-    # -- writing ------------------------------------------------------------------------
+    # -- writing: MemoryStore's append, append_many and retract, in these steps ---------
 
-    def append(
-        self,
-        *,
-        kind: MemoryKind | str,
-        content: str,
-        summary: str,
-        source: MemorySource,
-        memory_id: str | None = None,
-        stored_at: datetime | str | None = None,
-    ) -> StoredMemory:
-        """Validate and durably append one PROFILE or CONVERSATION record.
+    def _write_transaction(self) -> AbstractContextManager[_ReadSoFar]:
+        return self._writing()
 
-        Raises RemoteMemoryValidationError (a field, named), RemoteMemoryDuplicateError
-        (memory_id already stored) or RemoteMemoryCorruptionError (a damaged committed
-        line; nothing is written after it). A rejected append writes nothing.
-        """
-        record = new_memory(
-            user_scope=self.user_scope,
-            kind=kind,
-            content=content,
-            summary=summary,
-            source=source,
-            memory_id=memory_id,
-            stored_at=stored_at,
-        )
-        with self._writing() as stored:
-            check_new_ids([record], stored.by_id)
-            self._write([record])
-        return record
+    def _stored(self, tx: _ReadSoFar, memory_id: str) -> StoredMemory | None:
+        return tx.by_id.get(memory_id)
 
-    def append_many(self, entries: Iterable[Mapping[str, Any]]) -> tuple[StoredMemory, ...]:
-        """Append a batch under one lock with one write and one ``fsync``: all or nothing."""
-        records = self.new_records(entries)
-        if records:
-            with self._writing() as stored:
-                check_new_ids(records, stored.by_id)
-                self._write(records)
-        return records
+    def _retraction_of(self, tx: _ReadSoFar, target_id: str) -> StoredMemory | None:
+        return tx.retraction_of.get(target_id)
 
-    def retract(
-        self,
-        memory_id: str,
-        *,
-        reason: str,
-        source: MemorySource,
-        retraction_id: str | None = None,
-        stored_at: datetime | str | None = None,
-    ) -> StoredMemory:
-        """Append a RETRACTION that hides ``memory_id`` from recall and profile selection.
-
-        The target stays in the file (the audit trail); retracting it again returns the
-        first retraction and writes nothing. Unknown targets and retractions of
-        retractions raise RemoteMemoryValidationError.
-        """
-        record = new_retraction(
-            user_scope=self.user_scope,
-            memory_id=memory_id,
-            reason=reason,
-            source=source,
-            retraction_id=retraction_id,
-            stored_at=stored_at,
-        )
-        target_id = record.retracts or ""
-        with self._writing() as stored:
-            check_retraction_target(target_id, stored.by_id.get(target_id))
-            if target_id in stored.retraction_of:
-                return stored.retraction_of[target_id]
-            check_new_ids([record], stored.by_id)
-            self._write([record])
-        return record
+    def _insert(self, tx: _ReadSoFar, records: Sequence[StoredMemory]) -> bool:
+        check_new_ids(records, tx.by_id)
+        self._write(records)
+        return True
 
     # -- inside the lock ------------------------------------------------------------------
 
@@ -378,21 +317,3 @@ class RemoteMemoryStore(MemoryStore):
             ),
             stacklevel=3,
         )
-
-
-def _store_path(path: object) -> Path:
-    if not isinstance(path, str | os.PathLike):
-        raise RemoteMemoryValidationError(
-            f"path must be a str or os.PathLike, got {type(path).__name__}"
-        )
-    if isinstance(path, str) and not path.strip():
-        raise RemoteMemoryValidationError("path must not be empty")
-    try:
-        resolved = Path(path)
-    except TypeError:  # an os.PathLike whose __fspath__ returns bytes
-        raise RemoteMemoryValidationError("path must be a str path, got bytes") from None
-    if "\0" in str(resolved) or resolved.name in ("", ".", ".."):
-        raise RemoteMemoryValidationError(
-            f"path {str(path)[:80]!r} must name a file (no NUL byte, not '.' or '..')"
-        )
-    return resolved

@@ -4,7 +4,8 @@
   string without a UTC offset is taken as UTC.
 * Stored timestamps are re-emitted in UTC with a ``Z`` suffix
   (``2026-08-01T12:00:00Z``; microseconds only when non-zero).
-* ``CHAPTER_CLOCK`` is the chapter's "now": conversation-003 is one day old then.
+* ``TEACHING_AS_OF`` is the teaching clock, the one moment the contract fixes for the
+  seeded store (conversation-003 is one day old then; the chapter states no as_of).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from .checks import type_name
 from .errors import RemoteMemoryValidationError
 
 __all__ = [
-    "CHAPTER_CLOCK",
     "SECONDS_PER_DAY",
+    "TEACHING_AS_OF",
     "age_in_days",
     "canonical_timestamp",
     "epoch_micros",
@@ -25,7 +26,7 @@ __all__ = [
     "utc_now",
 ]
 
-CHAPTER_CLOCK = "2026-08-02T12:00:00Z"
+TEACHING_AS_OF = "2026-08-02T12:00:00Z"
 SECONDS_PER_DAY = 86_400.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)

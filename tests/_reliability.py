@@ -91,7 +91,8 @@ CHILD_PRELUDE = """
 import json, os, random, sys, time
 from pathlib import Path
 from memorylib import (MemoryKind, MemorySource, RecallEngine, RemoteMemoryDuplicateError,
-    RemoteMemoryError, RemoteMemoryStore, RemoteMemoryValidationError, render_recall_context)
+    RemoteMemoryError, RemoteMemoryStore, RemoteMemoryValidationError, TEACHING_AS_OF,
+    render_recall_context)
 
 def barrier(workdir, name, timeout=60.0):
     # announce readiness, then wait for the parent's go file (bounded)

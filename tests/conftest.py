@@ -8,8 +8,6 @@ import pytest
 
 from memorylib import MemoryKind, MemorySource, RemoteMemoryStore, seed_teaching_store
 
-AS_OF = "2026-08-02T12:00:00Z"  # the chapter's clock: conversation-003 is one day old
-
 
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""The indexed path for the analyzers (memorylib.fast.analyzed) equals the taught path.
+"""The indexed path for the analyzers (memorylib.fast: state, context, bm25) equals the taught path.
 
 Random stores of a few sources (so records have neighbours), English words with
 inflections and stopwords, Chinese runs; random queries (some of several lines: dialogue
@@ -12,6 +12,7 @@ after appends and retractions that move records' neighbours.
 from __future__ import annotations
 
 import json
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,7 +34,8 @@ from memorylib.analysis import (
     text_terms,
 )
 from memorylib.evaluation import CONFIGURATIONS
-from memorylib.fast.analyzed import analyzed_counts
+from memorylib.fast import persist
+from memorylib.fast.tokenizer import analyzed_counts
 
 WORDS = ["run", "running", "runs", "the", "a", "memory", "memories", "Lock", "don't", "new"]
 HAN = ["记忆", "分层", "系统", "的", "我们", "检索", "记"]
@@ -172,6 +174,36 @@ def test_a_replaced_file_is_indexed_again(tmp_path) -> None:
     (tmp_path / "other.jsonl").replace(tmp_path / "m.jsonl")  # same user, other records
     taught, fast = both(first, indexed, "run", 10, CLOCKS[1])
     assert fast == taught and [h.memory_id for h in fast.hits] == ["m-007"]
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    ops=operations(),
+    later=operations(max_size=4),
+    query=query_texts(),
+    name=st.sampled_from(["bm25-context", "bm25-full", "bm25-stem-stop"]),
+)
+def test_a_new_process_that_loads_the_saved_index_answers_as_taught(
+    tmp_path_factory, ops, later, query, name
+) -> None:
+    """The saved index is the chapter's; it carries each record's source, so a process
+    that loads it counts context on it, and builds another analyzer's postings from it."""
+    path = tmp_path_factory.mktemp("p") / "m.jsonl"
+    with mock.patch.object(persist, "MIN_BYTES", 0):
+        store = RemoteMemoryStore(path, user_id="u")
+        apply(store, ops)
+        RecallEngine(store).recall("memory run 记忆", as_of=CLOCKS[1])  # builds and saves it
+        assert persist.snapshot_path(path).exists()
+        apply(store, later, start=len(ops))  # lines the loaded index reads after it
+        fresh = RemoteMemoryStore(path, user_id="u")
+        taught, fast = both(
+            fresh, RecallEngine(fresh, policy=CONFIGURATIONS[name]), query, 5, CLOCKS[1]
+        )
+        assert fast == taught
 
 
 @settings(max_examples=300, deadline=None)

@@ -8,7 +8,8 @@ teaching recall, field for field, on every backend.
   all, which also checks that scopes never mix).
 * A synthetic corpus of 2,000 records and 12 queries, where the shortlist must prune
   levels and ties at the cut, compared at limits 1, 5 and 10.
-* ``backends.recall.shortlist`` on hand-made answers (the pruning rules on their own).
+* ``fast.shortlist.coverage_shortlist`` (the databases' and the JSONL index's) on
+  hand-made answers: the pruning rules on their own.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memorylib import MemorySource, RecallEngine, ScoringPolicy
+from memorylib import DEFAULT_POLICY, MemorySource, RecallEngine, ScoringPolicy
 from memorylib.analysis import FULL_ANALYZER
-from memorylib.backends.recall import TermMatches, shortlist
 from memorylib.evaluation import CONFIGURATIONS
+from memorylib.fast.shortlist import coverage_shortlist
 from memorylib.synthetic import SYNTHETIC_END, synthetic_entries, synthetic_queries
 
 from .backends_support import Backend
@@ -150,37 +151,47 @@ DAY = 86_400 * 1_000_000
 NOW_US = int(NOW.timestamp()) * 1_000_000
 
 
-def matches(levels: dict[int, list[int]], searched: int = 100) -> TermMatches:
-    """levels: level -> capture ages in days of its records, newest first."""
+def shortlist(
+    levels: dict[int, list[int]], *, term_count: int, limit: int, policy=DEFAULT_POLICY
+) -> list[int]:
+    """levels: level -> capture ages in days of its records, newest first; keys count
+    from 0 in that order."""
     keys = itertools.count()
     newest = {lv: [(next(keys), NOW_US - age * DAY) for age in ages] for lv, ages in levels.items()}
-    return TermMatches({lv: len(ages) for lv, ages in levels.items()}, newest, searched, 0)
+    sizes = {lv: len(ages) for lv, ages in levels.items()}
+    return coverage_shortlist(
+        sizes,
+        newest.__getitem__,
+        term_count=term_count,
+        limit=limit,
+        now_micros=NOW_US,
+        policy=policy,
+    )
 
 
 def test_shortlist_keeps_everything_when_there_are_few() -> None:
-    found = matches({2: [0], 1: [5, 9]})
-    assert sorted(shortlist(found, term_count=2, limit=5, as_of=NOW)) == [0, 1, 2]
+    assert sorted(shortlist({2: [0], 1: [5, 9]}, term_count=2, limit=5)) == [0, 1, 2]
 
 
 def test_shortlist_skips_a_level_that_recency_cannot_lift() -> None:
     # 3 query terms: one more matched term is worth 0.85/3 = 0.283 > 0.15 of recency.
-    found = matches({3: [100, 200, 300], 2: [0, 0, 0], 1: [0]})
-    assert shortlist(found, term_count=3, limit=3, as_of=NOW) == [0, 1, 2]
+    found = {3: [100, 200, 300], 2: [0, 0, 0], 1: [0]}
+    assert shortlist(found, term_count=3, limit=3) == [0, 1, 2]
 
 
 def test_shortlist_keeps_a_lower_level_that_recency_can_lift() -> None:
     # 10 query terms: one term is worth 0.085 < 0.15, so a fresh level-1 record can win.
-    found = matches({2: [3000], 1: [0]})  # 0.17 + 0.0015 < 0.085 + 0.15: the level-1 one wins
-    assert shortlist(found, term_count=10, limit=1, as_of=NOW) == [1]
+    found = {2: [3000], 1: [0]}  # 0.17 + 0.0015 < 0.085 + 0.15: the level-1 one wins
+    assert shortlist(found, term_count=10, limit=1) == [1]
 
 
 def test_shortlist_takes_each_levels_newest_only() -> None:
-    found = matches({1: [0, 0, 0, 50, 400]})  # newest first, ties already ordered by memory_id
-    assert shortlist(found, term_count=1, limit=2, as_of=NOW) == [0, 1]
+    found = {1: [0, 0, 0, 50, 400]}  # newest first, ties already ordered by memory_id
+    assert shortlist(found, term_count=1, limit=2) == [0, 1]
 
 
 def test_shortlist_prunes_by_pre_score_but_keeps_equal_scores() -> None:
     recency_only = ScoringPolicy(lexical_weight=0.0, recency_weight=1.0)
-    found = matches({2: [0, 1], 1: [0, 2]})  # keys 0, 1 (level 2); 2, 3 (level 1)
-    kept = shortlist(found, term_count=2, limit=1, as_of=NOW, policy=recency_only)
+    found = {2: [0, 1], 1: [0, 2]}  # keys 0, 1 (level 2); 2, 3 (level 1)
+    kept = shortlist(found, term_count=2, limit=1, policy=recency_only)
     assert kept == [0, 2]  # equal totals at the cut: both kept, the rank stage decides

@@ -20,7 +20,12 @@ from pathlib import Path
 import pytest
 
 from memorylib.datasets import COURSE_USERS
-from memorylib.notebook.playground import DEFAULT_STATE, PlaygroundCatalog, playground_view
+from memorylib.notebook.playground import (
+    DEFAULT_STATE,
+    PlaygroundCatalog,
+    check_isolation_why,
+    playground_view,
+)
 from memorylib.store import user_scope_for
 
 from .browser_support import (
@@ -40,6 +45,9 @@ TIMINGS = ROOT / "artifacts" / "browser_timings.json"
 OMAR = COURSE_USERS[1]
 TYPED = "memory recall"
 STEP_TIMEOUT_MS = 20_000
+# what the last cell prints, the quiz's placeholder (the first self-check, two cells
+# earlier, says "Not answered yet" too)
+LAST_OUTPUT = check_isolation_why(...).message
 
 
 @pytest.fixture(scope="module")
@@ -179,8 +187,8 @@ def test_playground_in_jupyterlab(browser, served_copy, tmp_path, expected, timi
             status.get_by_text("Idle").wait_for(timeout=60_000)  # the kernel is ready
             page.locator(".lm-MenuBar-item", has_text="Run").first.click()
             page.locator('[data-command="runmenu:run-all"]').click()
-            # the last cell prints the self-check placeholder: every cell has run
-            page.locator(".jp-OutputArea-output", has_text="Not answered yet").wait_for(
+            # the last cell prints the quiz placeholder: every cell has run
+            page.locator(".jp-OutputArea-output", has_text=LAST_OUTPUT).wait_for(
                 state="attached", timeout=120_000
             )
             status.get_by_text("Idle").wait_for(timeout=30_000)

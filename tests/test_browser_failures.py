@@ -29,6 +29,7 @@ SHOWN = {
     ],
     "07b_retraction": [
         'injected after:  <remote_profile memory_id="profile-001"',
+        "latest_profile() after: profile-001",
         "retracted_records: 1",
     ],
 }

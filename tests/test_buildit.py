@@ -4,8 +4,11 @@ message, and a check says the same thing every time. Then the capstone pipeline.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import html
+import json
+import linecache
 import math
 import re
 import runpy
@@ -13,6 +16,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -31,13 +35,15 @@ from memorylib import (
     normalize_text,
     render_recall_context,
     score_recall_candidate,
+    stable_rank_recall_candidates,
 )
+from memorylib.datasets import course_records, load_labelled_queries
+from memorylib.interface import user_scope_for
 from memorylib.notebook import buildit
 from memorylib.notebook.buildit.fixtures import CHAPTER_SCOPE, chapter_records
 from memorylib.notebook.exercises import CheckResult, Verdict, check_function
 from memorylib.query import term_occurrences
-from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import parse_timestamp
+from memorylib.timestamps import TEACHING_AS_OF, parse_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "notebooks" / "solutions"
@@ -203,6 +209,7 @@ def scorer_like(
     check=True,
     rounded=True,
     over_record=False,
+    add_rounded=False,
 ):
     def score(query, candidate, *, as_of):
         if check and candidate.query_id != query.query_id:
@@ -215,17 +222,30 @@ def scorer_like(
         base = len(candidate.searchable_terms) if over_record else len(query.terms)
         coverage = len(candidate.matched_terms) / base
         r = (lambda x: round(x, 6)) if rounded else (lambda x: x)
+        lexical, recent = r(0.85 * coverage), r(0.15 * recency)
         return RecallScoreBreakdown(
             candidate.matched_terms,
             len(query.terms),
             r(coverage),
             r(recency),
-            r(0.85 * coverage),
-            r(0.15 * recency),
-            r(0.85 * coverage + 0.15 * recency),
+            lexical,
+            recent,
+            lexical + recent if add_rounded else r(0.85 * coverage + 0.15 * recency),
         )
 
     return score
+
+
+def scorer_delegates(query, candidate, *, as_of):
+    return score_recall_candidate(query, candidate, as_of=as_of)
+
+
+def scorer_through_the_ranker(query, candidate, *, as_of):
+    if candidate.query_id != query.query_id:
+        raise RemoteMemoryValidationError("another query's candidate")
+    only = CandidateSet(query.query_id, (candidate,), 1)
+    (hit,) = stable_rank_recall_candidates(query, only, as_of=as_of)
+    return hit.score_breakdown
 
 
 def scorer_raises(query, candidate, *, as_of):
@@ -429,9 +449,26 @@ def test_the_reference_solution_passes(function: str) -> None:
 
 
 @pytest.mark.parametrize("function", list(CHECKS))
-def test_the_library_itself_passes(function: str) -> None:
-    library = buildit.EXERCISES[function].reference
-    assert CHECKS[function](library).is_right
+def test_the_library_itself_passes_unless_the_exercise_refuses_it(function: str) -> None:
+    exercise = buildit.EXERCISES[function]
+    result = CHECKS[function](exercise.reference)
+    if exercise.reference in exercise.refuses:  # a body that is the library is no answer
+        assert "calls the library's" in result.message
+    else:
+        assert result.is_right, result.text
+
+
+def test_a_scorer_adding_its_rounded_contributions_is_right() -> None:
+    # 0.283333 + 0.15 is 0.43333299999999997: rounded, within float noise, and a total one
+    # unit off the library's rounded sum in the sixth place is as right (notebook 04 says so)
+    assert buildit.check_scoring(scorer_like(add_rounded=True)).is_right
+
+
+@pytest.mark.parametrize("student", [scorer_delegates, scorer_through_the_ranker])
+def test_a_scorer_that_calls_the_librarys_is_refused(student) -> None:
+    result = buildit.check_scoring(student)
+    assert result.verdict is Verdict.WRONG
+    assert f"{student.__name__} calls the library's score_recall_candidate" in result.message
 
 
 @pytest.mark.parametrize(
@@ -481,6 +518,72 @@ def test_hints_for_errors_students_often_hit() -> None:
     result = buildit.check_scoring(scorer_raises)
     assert "parse_timestamp(as_of, 'as_of')" in result.message
     assert "-candidate.captured_at.timestamp()" in buildit.check_ranking(ranker_raises).message
+
+
+# notebook 05, section 1's key, and a build-it cell that sorts with it (as a student may)
+KEY_CELL = """from memorylib.timestamps import epoch_micros
+
+
+def four_keys(scored):
+    candidate, b = scored
+    return (-b.total, -b.lexical_coverage, -epoch_micros(candidate.captured_at),
+            candidate.record.memory_id)
+"""
+RANK_CELL = """from memorylib import RecallHit, RecallScope, score_recall_candidate
+{key}
+
+def my_stable_rank_recall_candidates(query, candidates, *, as_of, score=score_recall_candidate):
+    scored = sorted(((c, score(query, c, as_of=as_of)) for c in candidates), key=four_keys)
+    return tuple(
+        RecallHit(c.query_id, c.record.memory_id, n, c.record.summary,
+                  RecallScope(c.record.user_scope, c.record.kind), c.record.source, b)
+        for n, (c, b) in enumerate(scored[: query.limit], start=1)
+    )
+{tail}"""
+
+
+def run_cell(namespace: dict[str, Any], source: str, name: str) -> None:
+    """Run ``source`` the way the kernel runs a cell: its text in linecache (no mtime)."""
+    filename = f"/tmp/ipykernel_test/{name}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+
+
+def test_a_build_it_cell_that_needs_another_cells_name_fails_as_in_06c() -> None:
+    notebook: dict[str, Any] = {"__name__": "__main__"}
+    run_cell(notebook, KEY_CELL, "key-cell")
+    run_cell(notebook, RANK_CELL.format(key="", tail=""), "rank-cell")
+    mine = notebook["my_stable_rank_recall_candidates"]
+    call = buildit.EXERCISES["stable_rank_recall_candidates"].examples[0].call
+    assert call(mine)  # it works beside section 1's four_keys...
+    result = buildit.check_ranking(mine)  # ...but its cell alone does not define four_keys
+    assert result.verdict is Verdict.WRONG
+    assert "NameError: name 'four_keys' is not defined" in result.message
+    assert "Notebook 06c runs this cell alone" in result.message
+    (where,) = [d for d in result.details if d.startswith("where: line ")]
+    assert "key=four_keys" in where
+    # the same cell with the key (and its import) inside it passes, also when it holds its
+    # own check, which is not run again from inside the check
+    tail = (
+        "from memorylib.notebook import buildit\n"
+        "INNER = buildit.check_ranking(my_stable_rank_recall_candidates)\n"
+    )
+    alone: dict[str, Any] = {"__name__": "__main__"}
+    run_cell(alone, RANK_CELL.format(key=KEY_CELL, tail=tail), "whole-cell")
+    assert alone["INNER"].is_right
+    assert buildit.check_ranking(alone["my_stable_rank_recall_candidates"]).is_right
+
+
+def test_a_build_it_cell_that_raises_when_run_alone_is_reported() -> None:
+    notebook: dict[str, Any] = {"__name__": "__main__", "KEY": None}
+    source = "KEY = KEY or 1  # reads a name of another cell at run time\n" + RANK_CELL.format(
+        key=KEY_CELL, tail=""
+    )
+    run_cell(notebook, source, "raising-cell")
+    result = buildit.check_ranking(notebook["my_stable_rank_recall_candidates"])
+    assert result.verdict is Verdict.WRONG
+    assert result.message.startswith("Your build-it cell raised NameError: name 'KEY'")
+    assert "line 1" in result.message
 
 
 @pytest.mark.parametrize("function", list(CHECKS))
@@ -540,6 +643,92 @@ def test_the_reference_source_is_the_real_code_and_closed(stage: str) -> None:
     assert "/work/" not in markup and "/home/" not in markup
 
 
+@pytest.mark.parametrize(
+    ("stage", "named"),
+    [
+        # normalize_text calls fold_whitespace (memorylib/checks.py), is_cjk reads CJK_FIRST
+        ("normalize", "fold_whitespace from memorylib/checks.py; CJK_FIRST, CJK_LAST"),
+        # render_recall_context calls require (and its helpers), escape_xml reads XML_ILLEGAL
+        # and the two entity tables of memorylib/render.py
+        (
+            "render",
+            "XML_ILLEGAL, type_name, _a, require from memorylib/checks.py; "
+            "_TEXT_ENTITIES, _ATTRIBUTE_ENTITIES",
+        ),
+    ],
+)
+def test_the_reference_shows_everything_of_memorylib_it_reads(stage: str, named: str) -> None:
+    # a reader of the closed reference must not meet a function or a constant it cannot see
+    from typing import TypeVar
+
+    from memorylib.notebook.buildit.reference import REFERENCE_FUNCTIONS, REFERENCE_READS
+
+    module = REFERENCE_FUNCTIONS[stage][0]
+    namespaces = [vars(module)] + [vars(where) for where, _ in REFERENCE_READS[stage]]
+    shown = buildit.reference_source(stage)
+    tree = ast.parse(shown.source)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    defined |= {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    unseen = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in defined:
+            found = [space[node.id] for space in namespaces if node.id in space]
+            if not found or isinstance(found[0], (type, ModuleType, TypeVar)):
+                continue  # a builtin, a class, a module (unicodedata, re) or a type variable
+            value = found[0]
+            if not callable(value) or value.__module__.startswith("memorylib"):
+                unseen.add(node.id)  # a constant, or a function of memorylib
+    assert unseen == set()
+    assert f"# {module.__name__.replace('.', '/')}.py\n" in shown.source
+    assert "# memorylib/checks.py\n" in shown.source
+    assert f"and what they read: {named} (" in str(shown)
+
+
+def test_the_stable_rank_reference_shows_everything_of_memorylib_its_functions_read() -> None:
+    # stable_rank_recall_candidates reads require, parse_timestamp, DEFAULT_POLICY,
+    # score_recall_candidate, bm25_score, ScoreFunction; rank_key reads epoch_micros: each
+    # is in the closed reference, so a reader meets no name of memorylib it cannot see
+    import inspect
+
+    from memorylib import ranking
+
+    shown = buildit.reference_source("stable rank")
+    tree = ast.parse(shown.source)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    defined |= {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+    module_level = {
+        target.id
+        for node in ast.parse(inspect.getsource(ranking)).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    unseen = set()
+    for name in shown.functions:
+        for node in ast.walk(ast.parse(inspect.getsource(getattr(ranking, name)))):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            value = vars(ranking).get(node.id)
+            if node.id in defined or value is None or isinstance(value, (type, ModuleType)):
+                continue  # shown, a builtin, a class or a module (dataclasses)
+            function = inspect.isfunction(value) and value.__module__.startswith("memorylib")
+            constant = node.id in module_level or type(value).__module__.startswith("memorylib")
+            if function or constant:
+                unseen.add(node.id)
+    assert unseen == set()
+    assert "# memorylib/timestamps.py\n_EPOCH = " in shown.source
+    assert "def epoch_micros(" in shown.source and "DEFAULT_POLICY = " in shown.source
+    assert "score_recall_candidate from memorylib/scoring.py" in str(shown)
+
+
 def test_an_unknown_stage_is_refused() -> None:
     with pytest.raises(ValueError, match="stage must be one of"):
         buildit.reference_source("rank")
@@ -593,6 +782,27 @@ def test_the_solutions_agree_with_the_reference_on_the_whole_corpus() -> None:
     corpus = buildit.compare_on_corpus(buildit.Pipeline.from_functions(**MINE))
     assert len(corpus.frame) == 36 and corpus.differences.empty
     assert corpus.summary.startswith("36 labelled queries of 4 users: 36 give the same result")
+
+
+def test_a_scorer_adding_its_rounded_parts_gives_the_librarys_pipeline() -> None:
+    # a total one unit off in the sixth place is not a different hit, nor a different render
+    pipeline = buildit.Pipeline.from_functions(
+        **{**MINE, "score_recall_candidate": scorer_like(add_rounded=True)}
+    )
+    unit_off = rendered_differently = 0
+    for labelled in load_labelled_queries():
+        comparison = pipeline.compare(
+            labelled.text,
+            course_records(labelled.user_id),
+            user_scope=user_scope_for(labelled.user_id),
+            as_of=labelled.as_of,
+            query_id=labelled.query_id,
+        )
+        assert comparison.difference is None, (labelled.query_id, comparison.difference)
+        pairs = zip(comparison.reference.result.hits, comparison.yours.result.hits, strict=True)
+        unit_off += sum(a.score_breakdown.total != b.score_breakdown.total for a, b in pairs)
+        rendered_differently += comparison.reference.context != comparison.yours.context
+    assert unit_off and rendered_differently  # the case arises on the corpus
 
 
 def test_a_skipped_stage_runs_the_reference() -> None:
@@ -706,7 +916,14 @@ def test_each_stage_notebook_holds_template_check_then_closed_reference(notebook
     position = cells.index(template)
     check, reference = cells[position + 1], cells[position + 3]
     assert "buildit.check_" in check.source
-    assert reference.source == f'buildit.reference_source("{stage}")'
+    if notebook in ("03_candidates", "05_stable_rank", "06_render"):
+        assert "SHOW_REFERENCE" in reference.source  # shown only once the check passes
+    if "SHOW_REFERENCE" in reference.source:
+        assert f'display(buildit.reference_source("{stage}"))' in reference.source
+        saved = json.dumps([output for output in reference.get("outputs", [])])
+        assert "<details" not in saved and "def " not in saved  # nothing of it on screen
+    else:
+        assert reference.source == f'buildit.reference_source("{stage}")'
     # the template: the contract's signature and docstring, an unfilled body
     namespace: dict[str, Any] = {}
     exec(compile(template.source, "<template>", "exec"), namespace)

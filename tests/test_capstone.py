@@ -13,7 +13,7 @@ import pytest
 from memorylib.notebook import buildit
 from memorylib.notebook.buildit import capstone
 from memorylib.notebook.buildit.fixtures import CHAPTER_QUERY, CHAPTER_SCOPE, chapter_records
-from memorylib.seed import TEACHING_AS_OF
+from memorylib.timestamps import TEACHING_AS_OF
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWER = runpy.run_path(str(ROOT / "notebooks" / "solutions" / "06c_capstone.py"))["my_prediction"]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from memorylib.notebook import exercises
 from memorylib.notebook.exercises import (
+    FLOAT_NOISE,
     MESSAGES,
     TOLERANCE,
     Call,
@@ -38,6 +39,7 @@ from memorylib.notebook.exercises import (
     not_answered,
     right,
     same,
+    within,
     wrong,
 )
 
@@ -142,13 +144,27 @@ def test_grade_labels_lists_one_hint_per_wrong_label() -> None:
 
 
 def test_one_float_tolerance_everywhere_in_a_result() -> None:
-    assert TOLERANCE == 1e-6
+    assert (TOLERANCE, FLOAT_NOISE) == (1e-6, 1e-12)
     assert same(0.995161, 0.995162)  # a sum of rounded parts vs a rounded sum
     assert not same(0.995161, 0.995163)
     assert same({"total": 0.5, "terms": ("a",)}, {"total": 0.5000004, "terms": ("a",)})
     assert not same({"terms": ("a",)}, {"terms": ["a"]})  # a list is not the contract's tuple
     assert not same(1, True) and same(1, 1.0000001)
     assert not same({"a": 1}, {"a": 1, "b": 2})
+
+
+def test_one_unit_in_the_sixth_place_agrees_and_two_do_not() -> None:
+    # 1 of 3 terms, 3.75 days old: the rounded parts add to 0.416666, the unrounded sum
+    # rounds to 0.416667; in binary floats they are a hair more than 1e-6 apart
+    parts = round(0.85 / 3, 6) + round(0.15 / (1 + 3.75 / 30), 6)
+    whole = round(0.85 / 3 + 0.15 / (1 + 3.75 / 30), 6)
+    assert (parts, whole) == (0.416666, 0.416667)
+    assert abs(parts - whole) > 1e-6  # why a bare `<= 1e-6` is not the rule
+    assert within(whole, parts) and within(parts, whole) and same(whole, parts)
+    assert same({"total": whole}, {"total": parts})
+    assert not within(0.416667, 0.416665) and not same(0.416667, 0.416665)  # 2e-6
+    # a rounded intermediate multiplied: 5 x 0.121429 is 2 units off 0.85 x 5/7
+    assert round(0.85 * 5 / 7, 6) == 0.607143 and not same(0.607143, 5 * 0.121429)
 
 
 # -- function exercises -------------------------------------------------------------------------
@@ -191,6 +207,56 @@ def test_the_mistake_that_agrees_on_most_examples_names_it() -> None:
     # abs agrees with "absolute value only" on both examples; "doubles" on none
     result = check_function(SQUARE, abs, name="mine")
     assert "absolute value only" in result.message
+
+
+def _square(n: int) -> int:
+    return n * n
+
+
+def _square_of_sum(numbers: list[int]) -> int:
+    return _square(sum(numbers))
+
+
+REFUSING = FunctionExercise(
+    function="square",
+    reference=_square,
+    examples=(Named("three squared", Call(3)),),
+    cases=st.integers(-50, 50).map(Call),
+    refuses=(_square,),
+)
+
+
+@pytest.mark.parametrize(
+    "student",
+    [
+        lambda n: _square(n),  # the reference itself
+        lambda n: _square_of_sum([n]),  # through another function
+        lambda n: n * n if n < 20 else _square(n),  # only on some generated inputs
+    ],
+    ids=["direct", "through another function", "on generated inputs only"],
+)
+def test_a_function_that_calls_a_refused_one_is_not_an_answer(student) -> None:
+    result = check_function(REFUSING, student, name="mine")
+    assert result.verdict is Verdict.WRONG
+    assert result.message.startswith("Not yet — mine calls the library's _square")
+    assert sys.getprofile() is None  # the check put the profiler back
+
+
+def test_a_refused_call_is_caught_even_when_it_raises_and_a_profiler_survives() -> None:
+    def raising(n: int) -> int:
+        _square(n)
+        raise ValueError("after the call")
+
+    seen: list[str] = []
+    hook = lambda frame, event, arg: seen.append(event)  # noqa: E731
+    sys.setprofile(hook)
+    try:
+        result = check_function(REFUSING, raising, name="mine")
+        assert sys.getprofile() is hook
+    finally:
+        sys.setprofile(None)
+    assert "calls the library's _square" in result.message
+    assert check_function(REFUSING, lambda n: n * n, name="mine").is_right  # written out
 
 
 def test_a_check_is_deterministic() -> None:
@@ -323,12 +389,13 @@ def test_every_message_the_engine_writes_comes_from_the_catalogue() -> None:
 # -- every checker of the course is on the engine -------------------------------------------------
 
 CHECKERS = [
-    ("records_views", "check_append_predictions", (), {}),
-    ("records_views", "check_scope_function", (), {}),
+    ("records_exercises", "check_append_predictions", (), {}),
+    ("records_exercises", "check_built_record", (None,), {}),
+    ("records_exercises", "check_scope_function", (), {}),
     ("buildit.normalize", "check_predicted_terms", (), {}),
     ("buildit.candidates", "check_quiet_query", (), {}),
     ("buildit.candidates", "check_cache_query", (), {}),
-    ("buildit.scoring", "check_q11_total", (), {}),
+    ("buildit.scoring", "check_q11_note", (), {}),
     ("buildit.ranking", "check_tie_order", (), {}),
     ("buildit.render", "check_render_predictions", (), {}),
     ("buildit.profile", "check_profile_predictions", (), {}),
@@ -336,6 +403,7 @@ CHECKERS = [
     ("failure_views", "check_error_predictions", (), {}),
     ("retraction_views", "check_retraction_predictions", (), {}),
     ("playground", "check_isolation_query", (None,), {}),
+    ("playground", "check_isolation_why", (), {}),
     ("live_agent", "check_restated_query", (None,), {"as_of": "x"}),
     ("ranker_exercises", "check_my_score", (), {}),
     ("service_views", "check_service_predictions", (), {}),

@@ -63,9 +63,16 @@ def test_02_accepts_the_solution_in_any_order() -> None:
         (("SQLite", "wal", "持久化方案"), "casefold"),
         (("ｓｑｌｉｔｅ", "wal", "久化", "化方", "持久", "方案"), "NFKC"),
         (("sqlite", "wal", "持久化方案"), "bigrams"),
-        (("sqlite", "wal", "wal", "久化", "化方", "持久", "方案"), "each term is listed once"),
+        (("sqlite", "wal", "wal", "久化", "化方", "持久", "方案"), "list each term only once"),
+        (["sqlite", "wal", "wal", "久化", "化方", "持久", "方案"], "list each term only once"),
+        (["方案", "方案", "sqlite", "持久", "wal", "化方", "久化"], "list each term only once"),
         (("sqlite", "wal"), "4 term(s) missing"),
         (("sqlite", "wal", "持久", "化方", "方案"), "1 term(s) missing"),  # 久化 forgotten
+        # a repeat does not make up for a missing term
+        (("sqlite", "wal", "持久", "化方", "方案", "方案"), "1 term(s) missing"),
+        (("sqlite",), "5 term(s) missing"),  # trivially short
+        ((), "6 term(s) missing"),  # empty
+        (("sqlite", "wal", "久化", "化方", "持久", "方案", "数据"), "1 term(s) that are not terms"),
         ("sqlite wal", "tuple"),
         ((1, 2), "tuple"),
     ],

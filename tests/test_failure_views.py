@@ -17,6 +17,7 @@ import pytest
 from memorylib import (
     RemoteMemoryCorruptionError,
     RemoteMemoryDuplicateError,
+    RemoteMemoryError,
     RemoteMemoryFailedClosedError,
     RemoteMemoryScopeError,
     RemoteMemoryValidationError,
@@ -87,7 +88,10 @@ def test_checker_accepts_names_and_no_error_spellings() -> None:
         ({**RIGHT, "C": RemoteMemoryScopeError}, "❌", "strip() and casefold()"),
         # the torn tail is recovered first, but the duplicate is still a duplicate
         ({**RIGHT, "D": None}, "❌", "Is conversation-006 new"),
+        # a parent of the class raised is right by generality only: be more specific
         ({**RIGHT, "D": RemoteMemoryValidationError}, "❌", "D: you said RemoteMemoryValidation"),
+        ({**RIGHT, "D": "RemoteMemoryValidationError"}, "❌", "be more specific"),
+        ({**RIGHT, "A": ValueError}, "❌", "A: you said ValueError. Hint: be more specific"),
         # a complete last line is committed: not a torn tail
         ({**RIGHT, "E": None}, "❌", "wherever its line is"),
         # a failed fsync is cut back; it does not fail closed
@@ -106,6 +110,35 @@ def test_checker_rejects_wrong_answers(answer: object, start: str, fragment: str
     assert not result.is_right
 
 
+def test_the_catch_all_everywhere_fails_and_tells_nothing_about_which_calls_raise() -> None:
+    for catch_all in (RemoteMemoryError, "RemoteMemoryError", Exception):
+        result = check_error_predictions(dict.fromkeys(RIGHT, catch_all))
+        message = str(result)
+        assert not result.is_right and "6 of 6 wrong" in message, message
+        lines = [line for line in message.splitlines() if "you said" in line]
+        assert len(lines) == 6 and all("is above every memorylib error" in x for x in lines)
+        assert "more specific" not in message  # the same words for B and C (no error) as for A
+
+
+def test_a_sibling_is_wrong_without_the_more_specific_hint() -> None:
+    message = str(check_error_predictions({**RIGHT, "E": RemoteMemoryScopeError}))
+    assert message.startswith("❌") and "more specific" not in message, message
+
+
+def test_the_notebook_placeholder_names_no_outcome() -> None:
+    before, _ = _cells_before_the_exercise()
+    cells = nbformat.read(NOTEBOOK, as_version=4).cells
+    answer_cell = cells[len(before) + 1]
+    assert "my_prediction =" in answer_cell.source
+    # no class, no name, no None in the placeholder: only the keys, each still `...`
+    for outcome in ("RemoteMemory", "Error", "None", "no error"):
+        assert outcome not in answer_cell.source, outcome
+    namespace: dict[str, object] = {}
+    exec(answer_cell.source, namespace)
+    result = check_error_predictions(namespace["my_prediction"])
+    assert str(result).startswith("⏳ Not answered yet for A, B, C, D, E, F"), str(result)
+
+
 def _cells_before_the_exercise() -> tuple[list, nbformat.NotebookNode]:
     cells = nbformat.read(NOTEBOOK, as_version=4).cells
     cut = next(i for i, c in enumerate(cells) if "## Your turn" in c.source)
@@ -122,13 +155,15 @@ def _shown(cell) -> str:
 
 # What makes each call new: none of it may appear before the exercise. (E is
 # `store.read_all()` on a store whose LAST line is complete but not JSON: the notebook damages
-# line 3 of 8 only, and reads torn last lines that have no newline.)
+# line 3 of 8 only, and reads torn last lines that have no newline. F's step, the fsync of a new
+# file's directory, is a row of section 4's table whose outcome is left to the exercise; above
+# it, that fsync never fails.)
 NEW = {
     "A": ['limit="5"'],
     "B": ["?! layered !?"],
     "C": ["Local-User"],
     "D": ['append(memory_id="conversation-006"'],
-    "F": ['"c-1"', "folder"],
+    "F": ['"c-1"', "new_path"],
 }
 
 

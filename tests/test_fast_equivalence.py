@@ -8,7 +8,9 @@ reference returns, or raises the same error with the same message:
 * ``codec.decode_line``                 ==  ``store.parse_line``
 * ``codec.build_memory`` / ``build_source``  ==  the dataclass constructors
 * ``log.FileLog.sync().records``        ==  ``RemoteMemoryStore.read_all()``
-* ``index._capture_micros``             ==  ``epoch_micros(parse_timestamp(...))``
+* ``codec.capture_micros``              ==  ``epoch_micros(parse_timestamp(...))``
+* ``bm25.length_norms`` / ``term_weights``  ==  ``scoring.bm25_term_weight``
+* ``bm25.recency``                      ==  ``recency_score(age_in_days(...))``
 
 The whole indexed ``RecallResult`` is compared with the taught one in ``test_index.py``.
 """
@@ -21,9 +23,10 @@ import json
 import unicodedata
 import warnings
 from collections import defaultdict
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,12 +38,13 @@ from memorylib import (
     extract_terms,
     normalize_text,
 )
-from memorylib.fast import codec, tokenizer
-from memorylib.fast.index import _capture_micros, index_terms
+from memorylib.fast import bm25, codec, tokenizer
 from memorylib.fast.log import FileLog
+from memorylib.fast.state import index_terms
 from memorylib.query import term_counts
+from memorylib.scoring import bm25_term_weight, recency_score
 from memorylib.store import encode_line, parse_line
-from memorylib.timestamps import epoch_micros, parse_timestamp
+from memorylib.timestamps import age_in_days, epoch_micros, parse_timestamp
 
 from .conftest import outcome
 
@@ -280,7 +284,44 @@ def read(log: FileLog) -> list[StoredMemory]:
 )
 def test_vectorized_capture_times_match_the_parser(stamps: list[str]) -> None:
     expected = [epoch_micros(parse_timestamp(stamp, "t")) for stamp in stamps]
-    assert _capture_micros(stamps).tolist() == expected
+    assert codec.capture_micros(stamps).tolist() == expected
+
+
+# -- the scoring formulas over arrays ------------------------------------------------------------
+
+parameters = st.floats(0.0, 3.0, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tfs=st.lists(st.integers(1, 0xFFFF), min_size=1, max_size=20),
+    lengths=st.lists(st.integers(0, 5_000), min_size=1, max_size=20),
+    average=st.one_of(st.just(0.0), st.floats(0.5, 5_000.0)),
+    k1=parameters,
+    b=st.floats(0.0, 1.0),
+)
+def test_vectorized_bm25_term_weights_are_the_scalar_ones(tfs, lengths, average, k1, b) -> None:
+    size = min(len(tfs), len(lengths))
+    tfs, lengths = tfs[:size], lengths[:size]
+    norms = bm25.length_norms(np.asarray(lengths, dtype=np.int32), average, k1, b)
+    got = bm25.term_weights(np.asarray(tfs, dtype=np.uint16), norms, k1).tolist()
+    assert got == [
+        bm25_term_weight(tf, n, average, k1, b) for tf, n in zip(tfs, lengths, strict=True)
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ages=st.lists(st.integers(-(10**13), 10**14), min_size=1, max_size=20),  # microseconds
+    window=st.floats(0.01, 1_000.0),
+)
+def test_vectorized_recency_is_the_scalar_one(ages, window) -> None:
+    as_of = datetime(2026, 8, 2, 12, tzinfo=UTC)
+    captured = [as_of - timedelta(microseconds=age) for age in ages]
+    got = bm25.recency(
+        np.asarray([epoch_micros(c) for c in captured], dtype=np.int64), epoch_micros(as_of), window
+    )
+    assert got.tolist() == [recency_score(age_in_days(c, as_of), window) for c in captured]
 
 
 def test_combining_marks_are_found_in_every_plane_that_has_them() -> None:

@@ -40,8 +40,10 @@ from memorylib import (
     recall_pipeline,
 )
 from memorylib import store as store_module
+from memorylib.fast import bm25 as bm25_module
 from memorylib.fast import index as index_module
 from memorylib.fast import log as log_module
+from memorylib.fast import state as state_module
 from memorylib.fast import tokenizer as tokenizer_module
 from memorylib.fast.index import RecallIndex
 
@@ -146,10 +148,19 @@ def knobs() -> st.SearchStrategy[dict[str, int]]:
     )
 
 
+KNOB_MODULES = {
+    "_DELTA_REBUILD_MIN": state_module,
+    "_CHUNK": state_module,
+    "_BATCH_CHARS": state_module,
+    "_SORT_FRACTION": index_module,
+    "_POSITION_BITS": tokenizer_module,
+    "_NEAR_MAX": bm25_module,
+}
+
+
 def patched(stack: ExitStack, values: dict[str, int]) -> None:
     for name, value in values.items():
-        module = tokenizer_module if name == "_POSITION_BITS" else index_module
-        stack.enter_context(mock.patch.object(module, name, value))
+        stack.enter_context(mock.patch.object(KNOB_MODULES[name], name, value))
 
 
 def assert_same(store: RemoteMemoryStore, engine: RecallEngine, queries: list[tuple]) -> None:
@@ -462,6 +473,7 @@ def test_a_file_changed_between_refresh_and_read_is_indexed_again(tmp_path: Path
     assert_same(store, engine, PROCESS_QUERIES)
 
 
+@pytest.mark.slow  # 40-60 s per shape: `make test` runs it, `make test-fast` skips it
 @pytest.mark.parametrize(("shape", "records"), [("short", 1000), ("long", 400)])
 def test_bm25_and_bm25_recency_pruned_shortlists_equal_teaching(
     tmp_path: Path, shape: str, records: int
@@ -484,7 +496,7 @@ def test_bm25_and_bm25_recency_pruned_shortlists_equal_teaching(
         ScoringPolicy(scorer="bm25+recency", lexical_weight=0.5, recency_weight=0.5),
     ]
     taken = []
-    original = RecallIndex._pruned
+    original = bm25_module.BM25Scorer._pruned
 
     def counted(self, *args):
         result = original(self, *args)
@@ -492,7 +504,7 @@ def test_bm25_and_bm25_recency_pruned_shortlists_equal_teaching(
         return result
 
     engine = RecallEngine(store)
-    with mock.patch.object(RecallIndex, "_pruned", counted):
+    with mock.patch.object(bm25_module.BM25Scorer, "_pruned", counted):
         for round_ in range(2):
             work = [
                 (text, limit, "2026-08-01T00:00:00Z", policy)

@@ -2,9 +2,7 @@
 their minutes add up.
 
 Which plans must exist is derived, not listed: every notebook of ``COURSE`` and of the
-notebooks folder has a plan of the same stem, except that a combined
-``06_render_and_profile`` is covered by the two plans of its split, ``06_render`` and
-``06b_profile`` (checked against the combined notebook until the split notebooks exist).
+notebooks folder has a plan of the same stem, checked against that notebook.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ from memorylib.notebook.common import COURSE
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 PLANS = ROOT / "instructors"
-SPLIT = {"06_render_and_profile": ("06_render", "06b_profile")}
 REQUIRED = (
     "## Learning goals",
     "## Timing",
@@ -39,17 +36,7 @@ def course_stems() -> list[str]:
     return stems
 
 
-def expected_plans() -> dict[str, Path]:
-    """plan stem -> the notebook its sections are checked against."""
-    plans: dict[str, Path] = {}
-    for stem in course_stems():
-        for plan in SPLIT.get(stem, (stem,)):
-            own = NOTEBOOKS / f"{plan}.ipynb"
-            plans[plan] = own if own.exists() else NOTEBOOKS / f"{stem}.ipynb"
-    return plans
-
-
-PLAN_NOTEBOOKS = expected_plans()
+PLAN_NOTEBOOKS = {stem: NOTEBOOKS / f"{stem}.ipynb" for stem in course_stems()}
 
 
 def headings(path: Path) -> list[str]:

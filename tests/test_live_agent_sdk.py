@@ -39,7 +39,7 @@ anthropic = pytest.importorskip("anthropic")
 SOLUTION = Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / "09_live_agent.py"
 SECRET = "sk-ant-test-0123456789-secret"
 CONFIG_VARIABLES = ("MODEL_ID", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
-TOOL_QUERY = "layered memory design workspace user remote boundaries"
+TOOL_QUERY = "splitting memory into layers, layered memory"
 
 
 def message(content: list[dict[str, Any]], stop_reason: str, n: int) -> dict[str, Any]:
@@ -327,7 +327,7 @@ def test_run_agent_script_is_offline_and_complete(engine, clean_env) -> None:
     assert transcript.startswith("[script] user: ")
     assert "\nscript: " in transcript and "\nmodel: " not in transcript  # says who wrote it
     assert "tool_use    recall_history" in transcript and "stop: end_turn" in transcript
-    assert "#1 conversation-003" in transcript and "#2 conversation-002" in transcript
+    assert "#1 conversation-003" in transcript and "#2 " not in transcript
 
 
 @pytest.mark.parametrize("tool_result", ["json", "recalled_context"])
@@ -368,6 +368,17 @@ def test_run_agent_rejects_a_bad_mode_or_question(engine, mode, question, expect
     assert not run.ok and expected in run.error
 
 
+def test_run_agent_says_the_script_plays_only_the_json_path(engine) -> None:
+    # the replay checks the hit ids of a JSON tool result: on the rendered path it would
+    # fail on request 2 with a mismatch a student cannot read; it says why before request 1
+    system = build_system_prompt(engine.store, tool_result="recalled_context")
+    run = live_agent.run_agent(
+        "script", engine=engine, system=system, tool_result="recalled_context"
+    )
+    assert not run.ok and "written for the JSON path" in run.error
+    assert run.events == () and run.requests == ()
+
+
 # -- your turn ----------------------------------------------------------------------------------
 
 
@@ -394,6 +405,10 @@ def test_the_checker_accepts_the_reference_solution(engine) -> None:
         ("   ", "❌", "rejected it"),
         ("what we said earlier", "❌", "No hits"),
         ("transcript format", "❌", "does not stem"),
+        # the chat's topic word in another form: right by accident nowhere
+        ("transcript", "❌", "No hits"),
+        ("transcript file format", "❌", "top hit is conversation-003"),
+        ("transcripts", "❌", "support-calls-001"),
         ("SQLite WAL persistence", "❌", "top hit is conversation-004"),
         # the stand-in's own query: the question alone, without what 'those' stands for
         (derive_query(live_agent.EXERCISE_QUESTION), "❌", "top hit is conversation-003"),
@@ -401,13 +416,38 @@ def test_the_checker_accepts_the_reference_solution(engine) -> None:
         ("saving transcripts", "❌", "support-calls-001"),
         ("session", "❌", "session-tokens-001"),
         # right by accident: the answer itself finds the record, but the model cannot know it
-        ("session transcripts JSONL", "❌", "jsonl is the answer, not the question"),
-        ("append-only session transcripts", "❌", "append is the answer"),
+        ("session transcripts JSONL", "❌", "'jsonl' is a form of a word of the record's answer"),
+        ("append-only session transcripts", "❌", "'append' is a form"),
+        # other forms of the answer's words: another ending, a shorter name, an irregular form
+        (
+            "json lines appended file format for session transcripts",
+            "❌",
+            "'appended', 'json' are forms of a word of the record's answer",
+        ),
+        ("session transcripts that crashes cannot corrupt", "❌", "'crashes' is a form"),
+        ("session transcripts never torn", "❌", "'torn' is a form"),
     ],
 )
 def test_the_checker_rejects_wrong_answers_with_a_hint(engine, answer, mark, hint) -> None:
     verdict = str(live_agent.check_restated_query(answer, engine, as_of=TEACHING_AS_OF))
     assert verdict.startswith(mark) and hint in verdict
+
+
+@pytest.mark.parametrize(
+    ("terms", "refused"),
+    [
+        # the topic's words, even long ones, are never refused
+        (["session", "transcripts", "file", "format", "recorder", "saves"], []),
+        # four shared first letters make another form; fewer do not
+        (
+            ["jsonlines", "appending", "crashed", "tears", "tore"],
+            ["jsonlines", "appending", "crashed", "tears", "tore"],
+        ),
+        (["jso", "app", "team", "crane"], []),
+    ],
+)
+def test_answer_forms_refuses_every_form_of_an_answer_word(terms, refused) -> None:
+    assert live_agent.answer_forms(terms) == refused
 
 
 def test_the_exercise_needs_the_chat_the_stand_in_never_reads() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemorySource,
     RecallEngine,
     RemoteMemoryError,
@@ -27,7 +28,7 @@ from memorylib.synthetic import synthetic_entries
 
 from ._reliability import PROCESS_TIMEOUT, PYTHON, REPO, python_env, record_figures
 from .backends_support import Backend, make_backend
-from .conftest import AS_OF, add, source
+from .conftest import add, source
 
 PG = pytest.mark.postgres
 PAIRS = [
@@ -81,7 +82,7 @@ def test_migrate_copies_equal_records_between_any_two_backends(request, tmp_path
     assert report["source_records"] == report["target_records"] == report["copied"] == 11
     assert report["content_hash"] == content_hash(records) == content_hash(copied)
     for text in ["layered memory", "café", "SQLite WAL", "上下文"]:
-        args = dict(as_of=AS_OF, query_id="q")
+        args = dict(as_of=TEACHING_AS_OF, query_id="q")
         assert RecallEngine(target_backend.open(USER)).recall(text, **args) == RecallEngine(
             source_backend.open(USER), strategy="teaching"
         ).recall(text, **args)

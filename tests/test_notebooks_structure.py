@@ -200,21 +200,23 @@ def test_your_turn_is_committed_unanswered(stem: str) -> None:
     section = _your_turn(_notebook(stem))
     answers = [m for c in section if c.cell_type == "code" for m in ANSWER.finditer(c.source)]
     assert answers, "no my_... = ... answer cell"
-    for match in answers:
-        assert match.group(2) == "...", f"{match.group(1)} is committed answered"
+    for match in answers:  # `...`, or a template holding only keys, each still `...`
+        value = match.group(2)
+        template = re.fullmatch(r'\{\s*(?:"\w+":\s*\.\.\.,?\s*)+\}', value)
+        assert value == "..." or template, f"{match.group(1)} is committed answered"
     shown = "\n".join(output_text(c) for c in section if c.cell_type == "code")
     assert "⏳ Not answered yet" in shown
     assert "✅" not in shown and "❌" not in shown
 
 
-def _template_values(stem: str) -> dict[str, object]:
+def _template_values(stem: str, variable: str = "my_prediction") -> dict[str, object]:
     """The values of the dict in the comment that shows the answer's shape."""
     import memorylib
 
     (cell,) = [
         c
         for c in _your_turn(_notebook(stem))
-        if c.cell_type == "code" and "my_prediction = ..." in c.source
+        if c.cell_type == "code" and f"{variable} = ..." in c.source
     ]
     comment = " ".join(line for line in cell.source.splitlines() if line.startswith("#"))
     shape = re.search(r"\{.*\}", comment)
@@ -224,14 +226,11 @@ def _template_values(stem: str) -> dict[str, object]:
     return {key: eval(value, {"__builtins__": {}}, {**names, "None": None}) for key, value in pairs}
 
 
+# 01's shape comment carries no values at all (tests/test_records_exercises.py), and 07's
+# template holds only its keys (tests/test_failure_views.py): even wrong values tell a
+# student, by elimination, what an answer is not.
 TEMPLATES = [
-    ("01_stored_records", "records_views", "check_append_predictions", "01_stored_records.py"),
-    (
-        "07_failures_and_recovery",
-        "failure_views",
-        "check_error_predictions",
-        "07_failures_and_recovery.py",
-    ),
+    ("04_scoring", "buildit.scoring", "check_q11_note", "04_scoring.py"),
     ("07b_retraction", "retraction_views", "check_retraction_predictions", "07b_retraction.py"),
     ("06_render", "buildit.render", "check_render_predictions", "06_render.py"),
     ("06b_profile", "buildit.profile", "check_profile_predictions", "06b_profile.py"),
@@ -247,9 +246,11 @@ def test_the_shape_comment_holds_only_wrong_values(stem, module, name, solution)
     import runpy
 
     check = getattr(importlib.import_module(f"memorylib.notebook.{module}"), name)
-    right = runpy.run_path(str(SOLUTIONS / solution))["my_prediction"]
+    answers = runpy.run_path(str(SOLUTIONS / solution))
+    variable = "my_breakdown" if "my_breakdown" in answers else "my_prediction"
+    right = answers[variable]
     assert check(right).is_right
-    shown = _template_values(stem)
+    shown = _template_values(stem, variable)
     assert len(shown) >= 3, shown
     for key, value in shown.items():
         assert not check({**right, key: value}).is_right, f"the comment gives away {key}={value!r}"
@@ -312,3 +313,32 @@ def test_no_accepted_answer_of_08_is_on_screen_before_the_exercise(tmp_path: Pat
             assert not check_isolation_query(candidate, catalog).is_right, (
                 f"{candidate!r} (from the query {query!r}) answers the exercise"
             )
+
+
+def test_08_refuses_the_words_of_every_record_it_prints(tmp_path: Path) -> None:
+    """Notebook 08's exercise refuses a word of a record whose text the notebook prints
+    before it (``printed_records``). Every course conversation whose summary or title is
+    on screen before "Your turn" must be one of them, so a new cell that prints another
+    record's text fails here until the checker knows it."""
+    from memorylib import MemoryKind
+    from memorylib.datasets import COURSE_USERS
+    from memorylib.notebook.playground import PlaygroundCatalog, printed_records
+
+    nb = _notebook("08_query_playground")
+    cut = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown" and "## Your turn" in c.source
+    )
+    shown = "\n".join(output_text(c) for c in nb.cells[:cut])
+    catalog = PlaygroundCatalog(tmp_path)
+    known = {record.memory_id for record in printed_records(catalog)}
+    on_screen = {
+        record.memory_id
+        for user in COURSE_USERS
+        for record in catalog.records("course", user)
+        if record.kind is MemoryKind.CONVERSATION
+        and (record.summary in shown or record.source.title[:26] in shown)
+    }
+    assert len(on_screen) >= 10, on_screen  # the search sees the printed hits
+    assert on_screen <= known, f"printed but not refused: {sorted(on_screen - known)}"

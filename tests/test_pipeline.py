@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from memorylib import (
     DEFAULT_POLICY,
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallCandidate,
@@ -29,7 +30,7 @@ from memorylib import (
     stable_rank_recall_candidates,
 )
 
-from .conftest import AS_OF, add
+from .conftest import add
 
 SCOPE = "0123456789abcdef"
 
@@ -57,7 +58,7 @@ def record(
 
 def query(text, limit=5, query_id="q-1", scope=SCOPE):
     return normalize_recall_query(
-        text, user_scope=scope, limit=limit, query_id=query_id, issued_at=AS_OF
+        text, user_scope=scope, limit=limit, query_id=query_id, issued_at=TEACHING_AS_OF
     )
 
 
@@ -67,7 +68,7 @@ def query(text, limit=5, query_id="q-1", scope=SCOPE):
 @pytest.mark.parametrize("strategy", ["teaching", "indexed"])
 def test_chapter_example_on_the_teaching_store(teaching_store, strategy) -> None:
     result = RecallEngine(teaching_store, strategy=strategy).recall(
-        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=AS_OF
+        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=TEACHING_AS_OF
     )
     assert result.searched_records == 6
     assert result.candidate_records == 1
@@ -95,7 +96,7 @@ def test_worked_example_numbers_directly() -> None:
     rec = record("m-1", "layered memory", captured="2026-08-01T12:00:00Z")
     qry = query("layered memory")
     (candidate,) = build_recall_candidates(qry, [rec]).candidates
-    b = score_recall_candidate(qry, candidate, as_of=AS_OF)
+    b = score_recall_candidate(qry, candidate, as_of=TEACHING_AS_OF)
     assert (b.recency, b.recency_contribution, b.total) == (0.967742, 0.145161, 0.995161)
 
 
@@ -134,16 +135,16 @@ def test_scope_mismatch_in_candidates_is_rejected() -> None:
 
 def test_profiles_never_appear_as_hits(teaching_store) -> None:
     # "runnable" and "python" only occur in the profile snapshot.
-    result = RecallEngine(teaching_store).recall("runnable python examples", as_of=AS_OF)
+    result = RecallEngine(teaching_store).recall("runnable python examples", as_of=TEACHING_AS_OF)
     assert result.hits == ()
     assert result.searched_records == 6 and result.candidate_records == 0
-    result = RecallEngine(teaching_store).recall("engineer memory", as_of=AS_OF)
+    result = RecallEngine(teaching_store).recall("engineer memory", as_of=TEACHING_AS_OF)
     assert all(h.scope.memory_kind is MemoryKind.CONVERSATION for h in result.hits)
     assert "profile-001" not in [h.memory_id for h in result.hits]
 
 
 def test_no_match_keeps_counts_and_reason(teaching_store) -> None:
-    result = RecallEngine(teaching_store).recall("kubernetes autoscaling", as_of=AS_OF)
+    result = RecallEngine(teaching_store).recall("kubernetes autoscaling", as_of=TEACHING_AS_OF)
     assert result.hits == ()
     assert result.searched_records == 6
     assert result.candidate_records == 0
@@ -164,14 +165,14 @@ def test_future_capture_counts_as_age_zero() -> None:
     rec = record("c-1", "memory", captured="2027-01-01T00:00:00Z")
     qry = query("memory")
     (cand,) = build_recall_candidates(qry, [rec]).candidates
-    assert score_recall_candidate(qry, cand, as_of=AS_OF).recency == 1.0
+    assert score_recall_candidate(qry, cand, as_of=TEACHING_AS_OF).recency == 1.0
 
 
 def test_partial_coverage_breakdown() -> None:
-    rec = record("c-1", "memory", captured="2026-07-03T12:00:00Z")  # 30 days before AS_OF
+    rec = record("c-1", "memory", captured="2026-07-03T12:00:00Z")  # 30 days before TEACHING_AS_OF
     qry = query("layered memory design")
     (cand,) = build_recall_candidates(qry, [rec]).candidates
-    b = score_recall_candidate(qry, cand, as_of=AS_OF)
+    b = score_recall_candidate(qry, cand, as_of=TEACHING_AS_OF)
     assert b.query_term_count == 3 and b.matched_terms == ("memory",)
     assert b.lexical_coverage == 0.333333
     assert b.recency == 0.5
@@ -185,7 +186,7 @@ def test_scoring_policy_is_used_and_reported() -> None:
     qry = query("memory")
     (cand,) = build_recall_candidates(qry, [rec]).candidates
     policy = ScoringPolicy(lexical_weight=0.5, recency_weight=0.5, recency_window_days=7)
-    b = score_recall_candidate(qry, cand, as_of=AS_OF, policy=policy)
+    b = score_recall_candidate(qry, cand, as_of=TEACHING_AS_OF, policy=policy)
     assert (b.recency, b.lexical_contribution, b.recency_contribution, b.total) == (
         0.5,
         0.5,
@@ -218,9 +219,9 @@ def test_candidate_from_another_query_is_rejected() -> None:
     (cand,) = build_recall_candidates(qry, [record("c-1", "memory")]).candidates
     other = dataclasses.replace(cand, query_id="q-2")
     with pytest.raises(RemoteMemoryValidationError, match="query_id"):
-        score_recall_candidate(qry, other, as_of=AS_OF)
+        score_recall_candidate(qry, other, as_of=TEACHING_AS_OF)
     with pytest.raises(RemoteMemoryValidationError, match="query_id"):
-        stable_rank_recall_candidates(qry, [other], as_of=AS_OF)
+        stable_rank_recall_candidates(qry, [other], as_of=TEACHING_AS_OF)
 
 
 # -- stable rank ----------------------------------------------------------------------------
@@ -231,11 +232,13 @@ def test_explicit_tie_breakers() -> None:
     records = [
         record("c-b", "alpha beta", captured=t0),  # tie on everything with c-a: id decides
         record("c-a", "alpha beta", captured=t0),
-        record("c-new", "alpha beta", captured="2026-08-02T12:00:00Z"),  # fresher: higher total
-        record("c-half", "alpha", captured="2026-08-02T12:00:00Z"),
+        record("c-new", "alpha beta", captured=TEACHING_AS_OF),  # fresher: higher total
+        record("c-half", "alpha", captured=TEACHING_AS_OF),
     ]
     qry = query("alpha beta", limit=10)
-    hits = stable_rank_recall_candidates(qry, build_recall_candidates(qry, records), as_of=AS_OF)
+    hits = stable_rank_recall_candidates(
+        qry, build_recall_candidates(qry, records), as_of=TEACHING_AS_OF
+    )
     assert [h.memory_id for h in hits] == ["c-new", "c-a", "c-b", "c-half"]
     assert [h.rank for h in hits] == [1, 2, 3, 4]
     assert hits[1].score == hits[2].score
@@ -245,12 +248,12 @@ def test_equal_total_falls_back_to_coverage_then_time() -> None:
     # Weights 0.5/0.5: (coverage 1, recency 0.5) and (coverage 0.5, recency 1) both total 0.75.
     policy = ScoringPolicy(0.5, 0.5, 30)
     records = [
-        record("c-fresh-half", "alpha", captured=AS_OF),
+        record("c-fresh-half", "alpha", captured=TEACHING_AS_OF),
         record("c-old-full", "alpha beta", captured="2026-07-03T12:00:00Z"),
     ]
     qry = query("alpha beta")
     hits = stable_rank_recall_candidates(
-        qry, build_recall_candidates(qry, records), as_of=AS_OF, policy=policy
+        qry, build_recall_candidates(qry, records), as_of=TEACHING_AS_OF, policy=policy
     )
     assert [h.score for h in hits] == [0.75, 0.75]
     assert [h.memory_id for h in hits] == ["c-old-full", "c-fresh-half"]
@@ -264,7 +267,9 @@ def test_limit_keeps_the_first_hits_and_snippet_is_the_summary() -> None:
         for i in range(6)
     ]
     qry = query("memory", limit=2)
-    hits = stable_rank_recall_candidates(qry, build_recall_candidates(qry, records), as_of=AS_OF)
+    hits = stable_rank_recall_candidates(
+        qry, build_recall_candidates(qry, records), as_of=TEACHING_AS_OF
+    )
     assert [(h.memory_id, h.snippet) for h in hits] == [("c-5", "summary 5"), ("c-4", "summary 4")]
 
 
@@ -288,8 +293,8 @@ def test_any_storage_order_gives_the_same_hits(rows, qtext, rnd, limit) -> None:
     qry = query(qtext, limit=limit)
     shuffled = list(records)
     rnd.shuffle(shuffled)
-    first = recall_pipeline(qry, records, as_of=AS_OF)
-    second = recall_pipeline(qry, shuffled, as_of=AS_OF)
+    first = recall_pipeline(qry, records, as_of=TEACHING_AS_OF)
+    second = recall_pipeline(qry, shuffled, as_of=TEACHING_AS_OF)
     assert first.hits == second.hits
     assert (first.searched_records, first.candidate_records) == (
         second.searched_records,
@@ -310,7 +315,7 @@ def test_recall_leaves_the_store_byte_identical(teaching_store, strategy) -> Non
     files_before = sorted(p.name for p in teaching_store.path.parent.iterdir())
     engine = RecallEngine(teaching_store, strategy=strategy)
     for text in ["layered memory", "SQLite WAL", "上下文预算", "nothing matches zzz"] * 5:
-        engine.recall(text, as_of=AS_OF)
+        engine.recall(text, as_of=TEACHING_AS_OF)
     assert digest(teaching_store.path) == before
     assert sorted(p.name for p in teaching_store.path.parent.iterdir()) == files_before
 
@@ -325,9 +330,11 @@ def test_recall_defaults_as_of_to_now_and_issued_at_follows(teaching_store) -> N
 def test_retracted_conversation_leaves_recall(store) -> None:
     add(store, "c-1", "layered memory design")
     add(store, "c-2", "layered cake")
-    store.retract("c-1", reason="wrong", source=MemorySource("s", "t", "t", AS_OF))
+    store.retract("c-1", reason="wrong", source=MemorySource("s", "t", "t", TEACHING_AS_OF))
     for strategy in ("teaching", "indexed"):
-        result = RecallEngine(store, strategy=strategy).recall("layered memory", as_of=AS_OF)
+        result = RecallEngine(store, strategy=strategy).recall(
+            "layered memory", as_of=TEACHING_AS_OF
+        )
         assert [h.memory_id for h in result.hits] == ["c-2"]
         assert result.retracted_records == 1
         assert result.searched_records == 1
@@ -351,11 +358,14 @@ def test_candidate_records_must_be_stored_memories() -> None:
     with pytest.raises(RemoteMemoryValidationError, match=r"records\[0\]"):
         build_recall_candidates(query("memory"), [{"memory_id": "x"}])  # type: ignore[list-item]
     with pytest.raises(RemoteMemoryValidationError, match="RecallCandidate"):
-        stable_rank_recall_candidates(query("memory"), ["x"], as_of=AS_OF)  # type: ignore[list-item]
+        stable_rank_recall_candidates(query("memory"), ["x"], as_of=TEACHING_AS_OF)  # type: ignore[list-item]
     assert isinstance(RecallCandidate, type)
 
 
 def test_store_scope_is_the_query_scope(tmp_path) -> None:
     store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id="carol")
     add(store, "c-1", "memory")
-    assert RecallEngine(store).recall("memory", as_of=AS_OF).query.user_scope == store.user_scope
+    assert (
+        RecallEngine(store).recall("memory", as_of=TEACHING_AS_OF).query.user_scope
+        == store.user_scope
+    )

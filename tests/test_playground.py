@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import traceback
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from datetime import date
@@ -12,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from memorylib import RecallEngine, ScoringPolicy, render_recall_context, user_scope_for
+from memorylib import (
+    TEACHING_AS_OF,
+    RecallEngine,
+    RemoteMemoryScopeError,
+    RemoteMemoryStore,
+    ScoringPolicy,
+    build_recall_candidates,
+    normalize_recall_query,
+    render_recall_context,
+    user_scope_for,
+)
 from memorylib.datasets import (
     CHAPTER_USER,
     COURSE_AS_OF,
@@ -37,7 +48,7 @@ CHAPTER = PlaygroundState(
     query="  LAYERED   Memory  ",
     dataset="chapter",
     user=CHAPTER_USER,
-    as_of="2026-08-02T12:00:00Z",
+    as_of=TEACHING_AS_OF,
 )
 
 
@@ -326,6 +337,75 @@ def test_the_checker_accepts_the_reference_solution(catalog) -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert pg.check_isolation_query(module.my_isolation_query, catalog).is_right
+
+
+def test_the_isolation_quiz_accepts_the_solution_and_its_choices_say_true_numbers(
+    tmp_path: Path,
+) -> None:
+    spec = importlib.util.spec_from_file_location("solution_08", SOLUTION)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert pg.check_isolation_why(module.my_isolation_why).is_right
+    # the quiz's case: Mei's mei-conv-040, copied as it is, appended to Omar's file
+    catalog = PlaygroundCatalog(tmp_path / "catalog")
+    asked = replace(DEFAULT_STATE, query="cache TTL", user=OMAR)
+    before = playground_view(asked, catalog)  # B's numbers: the file as it was
+    assert (before.result.searched_records, before.result.candidate_records) == (46, 11)
+    omar_file, mei_file = (catalog.store("course", user).path for user in (OMAR, MEI))
+    assert len(omar_file.read_text().splitlines()) == 52  # so the copied line is line 53
+    line = next(x for x in mei_file.read_text().splitlines() if '"mei-conv-040"' in x)
+    assert user_scope_for(MEI) in line
+    # A's numbers: what recall would give if the line were Omar's (his scope written in)
+    relabelled = tmp_path / "relabelled" / omar_file.name
+    relabelled.parent.mkdir()
+    mine = line.replace(user_scope_for(MEI), user_scope_for(OMAR))
+    relabelled.write_text(omar_file.read_text() + mine + "\n")
+    a = RecallEngine(RemoteMemoryStore(relabelled, user_id=OMAR)).recall(
+        asked.query, limit=5, as_of=asked.as_of, query_id="q"
+    )
+    assert (a.searched_records, a.candidate_records) == (47, 12)
+    assert [hit.memory_id for hit in a.hits].index("mei-conv-040") == 1  # rank 2
+    # D's numbers: the candidate stage, handed the 53 records, would name records[52]
+    query = normalize_recall_query(
+        asked.query, user_scope=user_scope_for(OMAR), limit=5, query_id="q", issued_at=asked.as_of
+    )
+    foreign = next(r for r in catalog.records("course", MEI) if r.memory_id == "mei-conv-040")
+    with pytest.raises(RemoteMemoryScopeError, match=r"records\[52\] \('mei-conv-040'\)"):
+        build_recall_candidates(query, [*catalog.records("course", OMAR), foreign])
+    # C: what happens, through the playground's own (already built) engine
+    with omar_file.open("a", encoding="utf-8") as out:
+        out.write(line + "\n")
+    after = playground_view(asked, catalog)
+    assert after.result is None and after.hit_ids == []
+    assert after.error.startswith(
+        "RemoteMemoryScopeError: line 53: record 'mei-conv-040' belongs to another user scope"
+    ), after.error
+    with pytest.raises(RemoteMemoryScopeError) as raised:  # raised by the store's read
+        catalog.engine("course", OMAR).recall(asked.query, limit=5, as_of=asked.as_of)
+    last = traceback.extract_tb(raised.value.__traceback__)[-1]
+    assert (Path(last.filename).name, last.name) == ("store.py", "check_line")
+    for letter, hint in (("A", "own user_scope"), ("b", "never left out"), ("D", "再次校验")):
+        verdict = str(pg.check_isolation_why(letter))
+        assert verdict.startswith("❌") and hint in verdict, verdict
+    assert str(pg.check_isolation_why("E")).startswith("❌ 'E' is not one of the choices")
+
+
+def test_the_isolation_check_refuses_a_word_of_a_printed_record(catalog) -> None:
+    """Mei-only words of the records notebook 08 prints (cells of sections 2 and 4) would
+    pass the rule, so the check refuses them and names the record."""
+    printed = pg.printed_words(catalog)
+    assert printed["bigram"] == "mei-conv-057" and printed["上下"] == "mei-conv-064"
+    for word, record in (("bigram", "mei-conv-057"), ("课程试讲", "mei-conv-070")):
+        verdict = str(pg.check_isolation_query(word, catalog))
+        assert verdict.startswith("❌") and record in verdict and "printed above" in verdict
+    # the same words with the rule alone (Mei hits, Omar none): they would be right
+    for word in ("bigram", "课程试讲", "caching", "上下文预算"):
+        mei, omar = (
+            playground_view(replace(DEFAULT_STATE, query=word, user=user), catalog)
+            for user in (MEI, OMAR)
+        )
+        assert mei.hit_ids and not omar.hit_ids, word
+        assert not pg.check_isolation_query(word, catalog).is_right, word
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from memorylib.notebook.playground import (
     yours_view,
 )
 from memorylib.records import RecallScoreBreakdown
-from memorylib.timestamps import parse_timestamp
+from memorylib.timestamps import TEACHING_AS_OF, parse_timestamp
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
 CHAPTER = replace(
@@ -29,7 +29,7 @@ CHAPTER = replace(
     query="  LAYERED   Memory  ",
     dataset="chapter",
     user=CHAPTER_USER,
-    as_of="2026-08-02T12:00:00Z",
+    as_of=TEACHING_AS_OF,
 )
 
 

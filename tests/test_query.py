@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memorylib import (
+    TEACHING_AS_OF,
     RemoteMemoryValidationError,
     extract_terms,
     normalize_recall_query,
@@ -21,7 +22,7 @@ SCOPE = "0123456789abcdef"
 
 def q(text, **kw):
     kw.setdefault("user_scope", SCOPE)
-    kw.setdefault("issued_at", "2026-08-02T12:00:00Z")
+    kw.setdefault("issued_at", TEACHING_AS_OF)
     return normalize_recall_query(text, **kw)
 
 
@@ -41,7 +42,7 @@ def test_english_readable_and_normalized_forms() -> None:
     assert query.terms == ("layered", "memory")
     assert query.query_id == "query-1"
     assert query.limit == 5
-    assert query.issued_at == "2026-08-02T12:00:00Z"
+    assert query.issued_at == TEACHING_AS_OF
 
 
 def test_chinese_bigrams() -> None:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallCandidate,
@@ -21,8 +22,6 @@ from memorylib import (
     RemoteMemoryCorruptionError,
     StoredMemory,
 )
-
-from .conftest import AS_OF
 
 SOURCE = MemorySource(
     "transcript-42", "conversation_transcript", "Persistence decision", "2026-08-01T12:00:00Z"
@@ -175,7 +174,9 @@ def test_from_dict_rejects_non_objects() -> None:
 
 
 def test_query_candidate_breakdown_hit_result_round_trip(teaching_store) -> None:
-    result = RecallEngine(teaching_store).recall("layered memory", query_id="q-1", as_of=AS_OF)
+    result = RecallEngine(teaching_store).recall(
+        "layered memory", query_id="q-1", as_of=TEACHING_AS_OF
+    )
     assert RecallResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
     query = result.query
     assert RecallQuery.from_dict(query.to_dict()) == query
@@ -191,7 +192,7 @@ def test_query_candidate_breakdown_hit_result_round_trip(teaching_store) -> None
 
 
 def test_hit_compatibility_views(teaching_store) -> None:
-    hit = RecallEngine(teaching_store).recall("layered memory", as_of=AS_OF).hits[0]
+    hit = RecallEngine(teaching_store).recall("layered memory", as_of=TEACHING_AS_OF).hits[0]
     assert hit.source is hit.provenance
     assert hit.score == hit.score_breakdown.total == 0.995161
     assert hit.matched_terms == ("layered", "memory")
@@ -201,7 +202,12 @@ def test_hit_compatibility_views(teaching_store) -> None:
 
 
 def test_hit_from_dict_rejects_inconsistent_aliases(teaching_store) -> None:
-    payload = RecallEngine(teaching_store).recall("layered memory", as_of=AS_OF).hits[0].to_dict()
+    payload = (
+        RecallEngine(teaching_store)
+        .recall("layered memory", as_of=TEACHING_AS_OF)
+        .hits[0]
+        .to_dict()
+    )
     payload["score"] = 0.5
     with pytest.raises(RemoteMemoryCorruptionError, match="score"):
         RecallHit.from_dict(payload)

@@ -41,10 +41,10 @@ from memorylib import (
     runtime_client,
     s12,
 )
-from memorylib.timestamps import format_timestamp
+from memorylib.timestamps import TEACHING_AS_OF, format_timestamp
 
 from .backends_support import Backend
-from .conftest import AS_OF, add, source
+from .conftest import add, source
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 )
 def test_rejected_queries_say_it_the_reference_way(store, text: str, phrase: str) -> None:
     with pytest.raises(RemoteMemoryValidationError, match=phrase) as info:
-        RecallEngine(store).recall(text, as_of=AS_OF)
+        RecallEngine(store).recall(text, as_of=TEACHING_AS_OF)
     assert "query text" in str(info.value)  # still naming the argument at fault
 
 
@@ -69,7 +69,9 @@ def test_another_users_records_belong_to_another_user_scope(tmp_path: Path) -> N
     bob.path.write_bytes(alice.path.read_bytes())
     with pytest.raises(RemoteMemoryScopeError, match=r"line 1: .*belongs to another user scope"):
         bob.read_all()
-    query = normalize_recall_query("layered memory", user_scope=bob.user_scope, issued_at=AS_OF)
+    query = normalize_recall_query(
+        "layered memory", user_scope=bob.user_scope, issued_at=TEACHING_AS_OF
+    )
     with pytest.raises(RemoteMemoryScopeError, match="belongs to another user scope"):
         build_recall_candidates(query, [record])
 
@@ -102,7 +104,7 @@ def test_inconsistent_retraction_fields_are_corruption(change: dict[str, str]) -
         content="c",
         summary="s",
         source=source(),
-        stored_at=AS_OF,
+        stored_at=TEACHING_AS_OF,
     )
     with pytest.raises(RemoteMemoryCorruptionError, match="inconsistent") as info:
         StoredMemory.from_dict({**stored.to_dict(), **change})
@@ -155,7 +157,9 @@ def test_recall_json_has_the_chapters_keys_plus_retracted_records(store) -> None
     add(store, "m-2", "layered memory, written by mistake")
     store.retract("m-2", reason="wrong", source=source("review"))
     payload = json.loads(
-        recall_history("layered memory", engine=RecallEngine(store), as_of=AS_OF, query_id="q")
+        recall_history(
+            "layered memory", engine=RecallEngine(store), as_of=TEACHING_AS_OF, query_id="q"
+        )
     )
     assert set(payload) == {
         "query",
@@ -165,7 +169,7 @@ def test_recall_json_has_the_chapters_keys_plus_retracted_records(store) -> None
         "retracted_records",
         "empty_reason",
     }
-    assert payload["query"]["issued_at"] == AS_OF  # the moment recall scored against
+    assert payload["query"]["issued_at"] == TEACHING_AS_OF  # the moment recall scored against
     assert payload["retracted_records"] == 1
     assert [hit["memory_id"] for hit in payload["hits"]] == ["m-1"]
 

@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallEngine,
@@ -52,7 +53,6 @@ from memorylib.tool import run_recall_tool
 
 from ._reliability import read_bytes, record_figures, src
 
-AS_OF = "2026-08-02T12:00:00Z"
 WRONG_TYPES: tuple[Any, ...] = (None, b"bytes", 0, True, 1.5, [], {}, object())
 BAD_TIMES: tuple[Any, ...] = (
     None,
@@ -101,7 +101,7 @@ def ctx(tmp_path: Path) -> Ctx:
         source=src(1),
     )
     query = normalize_recall_query(
-        "layered memory", user_scope=store.user_scope, query_id="q-1", issued_at=AS_OF
+        "layered memory", user_scope=store.user_scope, query_id="q-1", issued_at=TEACHING_AS_OF
     )
     return Ctx(store, RecallEngine(store), query, store.read_all())
 
@@ -282,18 +282,18 @@ def _stage_cases() -> None:
     for n, value in enumerate((None, "x", 5)):
         case(
             f"score-query-{n}",
-            lambda c, v=value: score_recall_candidate(v, c.candidate(), as_of=AS_OF),
+            lambda c, v=value: score_recall_candidate(v, c.candidate(), as_of=TEACHING_AS_OF),
             "query",
         )
         case(
             f"score-candidate-{n}",
-            lambda c, v=value: score_recall_candidate(c.query, v, as_of=AS_OF),
+            lambda c, v=value: score_recall_candidate(c.query, v, as_of=TEACHING_AS_OF),
             "candidate",
         )
         case(
             f"score-policy-{n}",
             lambda c, v=value: score_recall_candidate(
-                c.query, c.candidate(), as_of=AS_OF, policy=v
+                c.query, c.candidate(), as_of=TEACHING_AS_OF, policy=v
             ),
             "policy",
         )
@@ -302,7 +302,7 @@ def _stage_cases() -> None:
         lambda c: score_recall_candidate(
             normalize_recall_query("layered", user_scope=c.store.user_scope, query_id="other"),
             c.candidate(),
-            as_of=AS_OF,
+            as_of=TEACHING_AS_OF,
         ),
         "query_id",
     )
@@ -320,18 +320,18 @@ def _stage_cases() -> None:
     for n, value in enumerate(("abc", [None], [5])):
         case(
             f"rank-candidates-{n}",
-            lambda c, v=value: stable_rank_recall_candidates(c.query, v, as_of=AS_OF),
+            lambda c, v=value: stable_rank_recall_candidates(c.query, v, as_of=TEACHING_AS_OF),
             "candidates",
         )
     for n, value in enumerate((None, 5)):
         case(
             f"rank-candidates-noniterable-{n}",
-            lambda c, v=value: stable_rank_recall_candidates(c.query, v, as_of=AS_OF),
+            lambda c, v=value: stable_rank_recall_candidates(c.query, v, as_of=TEACHING_AS_OF),
             "candidates",
         )
     case(
         "rank-query-none-no-candidates",
-        lambda c: stable_rank_recall_candidates(None, [], as_of=AS_OF),
+        lambda c: stable_rank_recall_candidates(None, [], as_of=TEACHING_AS_OF),
         "query",
     )
     case(
@@ -394,13 +394,13 @@ def _render_and_tool_cases() -> None:
     for n, value in enumerate((None, 5, b"q", "", "...")):
         case(
             f"recall_history-query-{n}",
-            lambda c, v=value: recall_history(v, engine=c.engine, as_of=AS_OF),
+            lambda c, v=value: recall_history(v, engine=c.engine, as_of=TEACHING_AS_OF),
             "text",
         )
     for n, value in enumerate((None, 0, 11, "5", True, 2.0)):
         case(
             f"recall_history-limit-{n}",
-            lambda c, v=value: recall_history("layered", v, engine=c.engine, as_of=AS_OF),
+            lambda c, v=value: recall_history("layered", v, engine=c.engine, as_of=TEACHING_AS_OF),
             "limit",
         )
     case(
@@ -410,13 +410,13 @@ def _render_and_tool_cases() -> None:
     )
     case(
         "recall_history-query_id",
-        lambda c: recall_history("layered", engine=c.engine, as_of=AS_OF, query_id=7),
+        lambda c: recall_history("layered", engine=c.engine, as_of=TEACHING_AS_OF, query_id=7),
         "query_id",
     )
     for n, value in enumerate(("engine", 5, object())):
         case(
             f"recall_history-engine-{n}",
-            lambda c, v=value: recall_history("layered", engine=v, as_of=AS_OF),
+            lambda c, v=value: recall_history("layered", engine=v, as_of=TEACHING_AS_OF),
             "engine",
         )
 
@@ -516,11 +516,11 @@ def test_documented_normalizations(ctx: Ctx) -> None:
     assert future.stored_at == "2999-01-01T00:00:00Z"  # accepted as given
     for strategy in ("indexed", "teaching"):
         engine = RecallEngine(ctx.store, strategy=strategy)
-        hit = engine.recall("zebra", as_of=AS_OF).hits[0]
+        hit = engine.recall("zebra", as_of=TEACHING_AS_OF).hits[0]
         assert hit.memory_id == "future-1"
         assert hit.score_breakdown.recency == 1.0  # a capture after as_of counts as age 0
         naive_as_of = engine.recall("zebra", as_of=datetime(2026, 8, 2, 12), query_id="q")
-        assert naive_as_of.query.issued_at == AS_OF
+        assert naive_as_of.query.issued_at == TEACHING_AS_OF
         assert engine.recall("zebra", as_of=datetime.max).hits  # extreme but valid
         assert engine.recall("zebra", as_of=datetime.min.replace(tzinfo=UTC)).hits
     query = normalize_recall_query(
@@ -531,7 +531,7 @@ def test_documented_normalizations(ctx: Ctx) -> None:
         "layered memory",
         ("layered", "memory"),
     )
-    assert query.issued_at == AS_OF
+    assert query.issued_at == TEACHING_AS_OF
     assert len(query.query_id) == 32  # a fresh uuid4 hex
     assert render_profile_block(None) == ""
     _figures["normalizations"] += 16
@@ -550,11 +550,11 @@ def test_the_tool_turns_bad_model_input_into_json_errors(ctx: Ctx) -> None:
         {"query": "layered", "limit": "5"},
         {"query": "x" * 5000},
     ):
-        text, is_error = run_recall_tool(tool_input, engine=ctx.engine, as_of=AS_OF)
+        text, is_error = run_recall_tool(tool_input, engine=ctx.engine, as_of=TEACHING_AS_OF)
         assert is_error
         payload = json.loads(text)
         assert payload["error"]["type"].startswith("RemoteMemory")
-    text, is_error = run_recall_tool({"query": "layered"}, engine=ctx.engine, as_of=AS_OF)
+    text, is_error = run_recall_tool({"query": "layered"}, engine=ctx.engine, as_of=TEACHING_AS_OF)
     assert not is_error and json.loads(text)["hits"]
 
 

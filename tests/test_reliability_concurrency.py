@@ -193,7 +193,7 @@ deadline = time.monotonic() + 90
 while time.monotonic() < deadline:
     done = all((workdir / f"done-w{w}").exists() for w in range(writers))
     try:
-        result = engine.recall("layered memory", limit=10, as_of="2026-08-02T12:00:00Z",
+        result = engine.recall("layered memory", limit=10, as_of=TEACHING_AS_OF,
                                query_id=f"q{recalls}")
         recalls += 1
         seen = result.searched_records + result.retracted_records  # retraction hides one

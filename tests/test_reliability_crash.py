@@ -37,6 +37,7 @@ from pathlib import Path
 import pytest
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallEngine,
@@ -197,7 +198,7 @@ def _verify(
     assert not path.read_bytes() or path.read_bytes().endswith(b"\n")  # the tail was cut
     records = store.read_all()
     assert records[: len(before)] == before and records[-1] == probe
-    result = RecallEngine(store).recall(word, as_of="2026-08-02T12:00:00Z")
+    result = RecallEngine(store).recall(word, as_of=TEACHING_AS_OF)
     assert result.hits and result.hits[0].memory_id == probe.memory_id
     counts = Counter(r.memory_id for r in records)
     assert max(counts.values()) == 1

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallEngine,
@@ -38,7 +39,6 @@ from memorylib.tool import MEMORY_RULES
 from ._reliability import folded, read_bytes, record_figures, xml_char_ok, xml_sanitized
 from .hostile import CORPUS, EDGE_IDS, FIELD_LIMITS, FIELDS, HOSTILE_IDS, long_strings
 
-AS_OF = "2026-08-02T12:00:00Z"
 RENDERED_TAGS = {"recalled_context", "hit", "score", "provenance", "snippet"}
 _figures: dict[str, int] = {}
 
@@ -153,7 +153,7 @@ def test_hostile_strings_in_every_field_render_as_inert_xml(tmp_path: Path, fiel
         assert stored[field] == folded(value)
         _count("stored")
         for engine in (indexed, teaching):
-            result = engine.recall(keyword, limit=3, query_id=f"q-{n}", as_of=AS_OF)
+            result = engine.recall(keyword, limit=3, query_id=f"q-{n}", as_of=TEACHING_AS_OF)
             assert [hit.memory_id for hit in result.hits] == [f"h-{n}"]
             root = check_recall_xml(render_recall_context(result), result)
             snippet = root.find("hit/snippet").text
@@ -162,7 +162,7 @@ def test_hostile_strings_in_every_field_render_as_inert_xml(tmp_path: Path, fiel
             assert provenance.get("source_id") == record.source.source_id
             assert provenance.get("source_type") == record.source.source_type
             _count("renders_parsed")
-        payload = json.loads(recall_history(keyword, engine=indexed, as_of=AS_OF))
+        payload = json.loads(recall_history(keyword, engine=indexed, as_of=TEACHING_AS_OF))
         assert payload["hits"][0]["provenance"]["title"] == record.source.title
         assert payload["hits"][0]["snippet"] == record.summary
     assert len(store.read_all()) == _count_stored(store)
@@ -212,9 +212,9 @@ def test_hostile_queries_render_escaped(tmp_path: Path) -> None:
     engine = RecallEngine(store)
     for n, value in enumerate(CORPUS):
         query = f"anchor {value}"[:2000]
-        result = engine.recall(query, limit=1, query_id=f"query-{value}"[:80], as_of=AS_OF)
+        result = engine.recall(query, limit=1, query_id=f"query-{value}"[:80], as_of=TEACHING_AS_OF)
         check_recall_xml(render_recall_context(result), result)
-        json.loads(recall_history(query, engine=engine, as_of=AS_OF, query_id=f"q{n}"))
+        json.loads(recall_history(query, engine=engine, as_of=TEACHING_AS_OF, query_id=f"q{n}"))
         _count("hostile_queries_rendered")
 
 
@@ -245,7 +245,7 @@ def test_hostile_memory_ids_are_rejected_and_nothing_is_written(tmp_path: Path) 
         store.append(
             kind="conversation", memory_id=good, content=f"edge{n}", summary="e", source=source
         )
-        result = engine.recall(f"edge{n}", as_of=AS_OF, query_id="q")
+        result = engine.recall(f"edge{n}", as_of=TEACHING_AS_OF, query_id="q")
         root = check_recall_xml(render_recall_context(result), result)
         assert root.find("hit").get("memory_id") == good
 
@@ -317,7 +317,7 @@ def test_characters_xml_cannot_carry_from_a_foreign_file_render_as_fffd(tmp_path
     for strategy in ("indexed", "teaching"):
         engine = RecallEngine(store, strategy=strategy)
         for n, value in enumerate(FOREIGN_VALUES):
-            result = engine.recall(f"foreign{n}", limit=1, query_id=f"q{n}", as_of=AS_OF)
+            result = engine.recall(f"foreign{n}", limit=1, query_id=f"q{n}", as_of=TEACHING_AS_OF)
             assert [h.memory_id for h in result.hits] == [f"f-{n}"]
             root = check_recall_xml(render_recall_context(result), result)
             assert root.find("hit/snippet").text == xml_sanitized(f"foreign{n} {value}")
@@ -341,7 +341,7 @@ def test_the_same_characters_are_rejected_on_write(tmp_path: Path) -> None:
                     content=text["content"],
                     summary=text["summary"],
                     source=MemorySource(
-                        text["source_id"], text["source_type"], text["title"], AS_OF
+                        text["source_id"], text["source_type"], text["title"], TEACHING_AS_OF
                     ),
                 )
             _count("illegal_rejected_on_write")

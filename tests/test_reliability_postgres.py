@@ -296,7 +296,7 @@ print(json.dumps({"acked": acked, "failed_once": failed_once, "typed": typed,
 READER = r"""
 import json, sys, time
 from pathlib import Path
-from memorylib import RecallEngine, RemoteMemoryUnavailableError
+from memorylib import TEACHING_AS_OF, RecallEngine, RemoteMemoryUnavailableError
 from memorylib.backends.postgres import PostgresMemoryStore
 dsn, stop = sys.argv[1], Path(sys.argv[2])
 store = PostgresMemoryStore(dsn, user_id="restart-user", connect_timeout=1.0,
@@ -306,7 +306,7 @@ ok, typed, untyped, last = 0, 0, [], 0
 while not stop.exists():
     try:
         result = engine.recall("layered memory restart", limit=5, query_id="q",
-                               as_of="2026-08-02T12:00:00Z")
+                               as_of=TEACHING_AS_OF)
         assert result.searched_records >= last, "the store shrank"
         last = result.searched_records
         ok += 1

@@ -86,6 +86,33 @@ def test_every_scripted_response_has_the_messages_api_shape(script: ReplayScript
     assert "conversation-003" in last["content"][0]["text"]
 
 
+def test_the_scripts_query_restates_the_question_never_the_answer(script, chapter) -> None:
+    # the rule the script teaches: the words the query shares with what it finds (the hit's
+    # snippet) come from the question, not from the answer the model is looking for
+    _, engine, _ = chapter
+    query = script.exchanges[0]["response"]["content"][1]["input"]["query"]
+    result = engine.recall(query, limit=3, as_of=TEACHING_AS_OF)
+    question_terms = set(engine.recall(script.question, as_of=TEACHING_AS_OF).query.terms)
+    assert result.hits, "the script's query finds nothing"
+    for hit in result.hits:
+        snippet_terms = set(engine.recall(hit.snippet, as_of=TEACHING_AS_OF).query.terms)
+        assert set(result.query.terms) & snippet_terms <= question_terms
+
+
+def test_the_scripted_answer_says_only_what_the_hits_hold(script, chapter) -> None:
+    # every quotation is copied from a returned snippet, and each hit it relies on is cited
+    # with its memory_id and captured_at, as the memory rules ask
+    _, engine, system = chapter
+    _, events, _ = replay(script, engine, system)
+    hits = read_tool_hits(events[2].payload["content"])
+    answer = events[3].payload["text"]
+    quotes = re.findall(r'"([^"]+)"', answer)
+    assert quotes and all(any(q in hit.snippet for hit in hits) for q in quotes)
+    for hit in hits:
+        assert f"memory_id {hit.memory_id}, captured_at {hit.captured_at}" in answer
+    assert set(re.findall(r"conversation-\d+", answer)) == {hit.memory_id for hit in hits}
+
+
 def test_the_script_holds_no_secret_and_no_real_model_id() -> None:
     text = DEFAULT_SCRIPT.read_text(encoding="utf-8")
     assert "sk-" not in text and "api_key" not in text.lower() and "x-api-key" not in text
@@ -109,7 +136,7 @@ def test_replay_runs_the_real_loop_with_live_tool_results(script, chapter) -> No
     )
     assert events[2].payload == {"content": expected, "is_error": False}
     hits = json.loads(expected)["hits"]
-    assert [h["memory_id"] for h in hits] == ["conversation-003", "conversation-002"]
+    assert [h["memory_id"] for h in hits] == ["conversation-003"]
     assert "conversation-003" in events[3].payload["text"]
     assert events[4].payload == {"stop_reason": "end_turn"}
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]

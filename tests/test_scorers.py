@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallEngine,
@@ -28,8 +29,6 @@ from memorylib import (
     render_recall_context,
 )
 from memorylib.records import INSUFFICIENT_EVIDENCE
-
-AS_OF = "2026-08-02T12:00:00Z"
 
 
 def tiny(tmp_path: Path) -> RemoteMemoryStore:
@@ -60,7 +59,7 @@ def test_bm25_matches_values_worked_out_by_hand(tmp_path: Path) -> None:
     store = tiny(tmp_path)
     for strategy in ("teaching", "indexed"):
         result = RecallEngine(store, strategy=strategy).recall(
-            "apple cherry", as_of=AS_OF, query_id="q", policy=ScoringPolicy.bm25()
+            "apple cherry", as_of=TEACHING_AS_OF, query_id="q", policy=ScoringPolicy.bm25()
         )
         got = [(h.memory_id, h.score_breakdown.bm25, h.score) for h in result.hits]
         assert got == [
@@ -90,7 +89,7 @@ def test_bm25_matches_values_worked_out_by_hand(tmp_path: Path) -> None:
 def test_every_breakdown_adds_up(tmp_path_factory, scorer, lexical, recency, text) -> None:
     store = tiny(tmp_path_factory.mktemp("s"))
     policy = ScoringPolicy(lexical, recency, scorer=scorer)
-    result = RecallEngine(store).recall(text, as_of=AS_OF, query_id="q", policy=policy)
+    result = RecallEngine(store).recall(text, as_of=TEACHING_AS_OF, query_id="q", policy=policy)
     for hit in result.hits:
         b = hit.score_breakdown
         assert b.scorer == scorer
@@ -123,16 +122,19 @@ def test_a_minimum_evidence_empties_a_stopword_only_recall_and_says_why(tmp_path
     question = "the kubernetes pod budget"  # only "the" is in the history
     for strategy in ("teaching", "indexed"):
         engine = RecallEngine(store, strategy=strategy)
-        plain = engine.recall(question, as_of=AS_OF, query_id="q")
+        plain = engine.recall(question, as_of=TEACHING_AS_OF, query_id="q")
         assert len(plain.hits) == 3 and plain.empty_reason is None  # "the" is enough today
         strict = engine.recall(
-            question, as_of=AS_OF, query_id="q", policy=ScoringPolicy.bm25(min_evidence=0.3)
+            question,
+            as_of=TEACHING_AS_OF,
+            query_id="q",
+            policy=ScoringPolicy.bm25(min_evidence=0.3),
         )
         assert strict.hits == () and strict.empty_reason == INSUFFICIENT_EVIDENCE
         assert strict.candidate_records == 3  # the candidates were there, too weak
         kept = engine.recall(
             "the cache budget",
-            as_of=AS_OF,
+            as_of=TEACHING_AS_OF,
             query_id="q",
             policy=ScoringPolicy.bm25(min_evidence=0.3),
         )
@@ -159,7 +161,7 @@ def test_the_chapters_breakdown_serializes_as_before() -> None:
 def test_other_scorers_round_trip_and_name_themselves(tmp_path: Path) -> None:
     store = tiny(tmp_path)
     engine = RecallEngine(store, policy=ScoringPolicy.bm25_recency())
-    result = engine.recall("apple cherry", as_of=AS_OF, query_id="q")
+    result = engine.recall("apple cherry", as_of=TEACHING_AS_OF, query_id="q")
     for hit in result.hits:
         payload = hit.score_breakdown.to_dict()
         assert payload["scorer"] == "bm25+recency" and "bm25" in payload and "evidence" in payload
@@ -168,9 +170,11 @@ def test_other_scorers_round_trip_and_name_themselves(tmp_path: Path) -> None:
         )
     xml = render_recall_context(result)
     assert 'scorer="bm25+recency"' in xml and "bm25=" in xml
-    tool = json.loads(recall_history("apple cherry", engine=engine, as_of=AS_OF, query_id="q"))
+    tool = json.loads(
+        recall_history("apple cherry", engine=engine, as_of=TEACHING_AS_OF, query_id="q")
+    )
     assert tool["hits"][0]["score_breakdown"]["scorer"] == "bm25+recency"
-    chapter = render_recall_context(RecallEngine(store).recall("apple", as_of=AS_OF))
+    chapter = render_recall_context(RecallEngine(store).recall("apple", as_of=TEACHING_AS_OF))
     assert "scorer=" not in chapter and "bm25=" not in chapter
 
 

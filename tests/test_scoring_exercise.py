@@ -1,76 +1,240 @@
-"""Notebook 04's "Your turn" (memorylib.notebook.buildit.scoring.check_q11_total): the
-reference answer passes, each typical mistake gets its own hint, and nothing the notebook
-shows before the check gives the answer away."""
+"""Notebook 04's "Your turn" (memorylib.notebook.buildit.scoring.check_q11_note): the
+breakdown of a note no store holds, for q-11, part by part, with its working (the matched
+terms, the age). The reference answer passes, each part is graded on its own with the hint
+of the mistake its value matches, the checker's numbers are the contract's, and no output
+the notebook shows before the check gives a part away (the note is in no store)."""
 
 from __future__ import annotations
 
+import math
 import runpy
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from memorylib import recall_pipeline, score_recall_candidate
-from memorylib.datasets import course_records
+from memorylib import build_recall_candidates, recall_pipeline, score_recall_candidate
+from memorylib.datasets import (
+    COURSE_USERS,
+    course_records,
+    load_chapter_entries,
+    load_course_entries,
+)
 from memorylib.notebook.buildit import scoring
-from memorylib.notebook.exercises import Verdict, same
+from memorylib.notebook.exercises import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "notebooks" / "solutions" / "04_scoring.py"
 NOTEBOOK = ROOT / "notebooks" / "04_scoring.ipynb"
-GENERIC = "Not quite. coverage = matched / query terms"
+AS_OF = datetime.fromisoformat("2026-11-30T09:00:00Z")  # q-11's as_of
+CAPTURED = datetime.fromisoformat(scoring.Q11_NOTE["captured_at"])
+STORED = datetime.fromisoformat(scoring.Q11_NOTE["stored_at"])
+AGE = (AS_OF - CAPTURED).total_seconds() / 86_400
 
 
-def right_total() -> float:
-    query, candidate, as_of = scoring.q11_inputs()
-    return score_recall_candidate(query, candidate, as_of=as_of).total
+def right_answer() -> dict[str, float]:
+    return dict(runpy.run_path(str(SOLUTION))["my_breakdown"])
 
 
-def test_the_reference_solution_passes_and_a_near_miss_does_not() -> None:
-    answer = runpy.run_path(str(SOLUTION))["my_total"]
-    assert scoring.check_q11_total(answer).is_right
-    assert scoring.check_q11_total(round(answer, 6)).is_right
-    assert scoring.check_q11_total(answer + 0.01).verdict is Verdict.WRONG
-    assert scoring.check_q11_total(...).verdict is Verdict.NOT_ANSWERED
+MATCHED = ("index", "is", "recall", "status")
 
 
-@pytest.mark.parametrize("answer", ["0.41", True, float("nan")], ids=repr)
-def test_an_answer_that_is_not_a_number_is_wrong(answer) -> None:
-    assert scoring.check_q11_total(answer).verdict is Verdict.WRONG
+def parts(age: float = AGE, coverage: float = 4 / 7, recency=None, matched=MATCHED) -> dict:
+    """A student's breakdown worked forward from an age and a coverage."""
+    recency = 1 / (1 + age / 30) if recency is None else recency
+    return {
+        "matched_terms": matched,
+        "lexical_coverage": coverage,
+        "age_days": age,
+        "recency": recency,
+        "lexical_contribution": 0.85 * coverage,
+        "recency_contribution": 0.15 * recency,
+        "total": 0.85 * coverage + 0.15 * recency,
+    }
 
 
-def test_every_catalogued_mistake_gets_its_own_hint() -> None:
-    mistakes = scoring._q11_mistakes()
-    totals = [round(value, 6) for value, _ in mistakes]
-    assert len(set(totals)) == len(totals), "two mistakes give the same number"
-    assert not any(same(right_total(), value) for value in totals), "a mistake is right"
-    for value, hint in mistakes:
-        result = scoring.check_q11_total(value)
-        assert result.verdict is Verdict.WRONG and hint in result.message, (value, result)
-        assert not result.message.startswith(GENERIC)
+def wrong_lines(answer: object) -> dict[str, str]:
+    """{part: its line} of a wrong verdict."""
+    result = scoring.check_q11_note(answer)
+    assert result.verdict is Verdict.WRONG, result
+    return {line.split(":")[0]: line for line in result.details if "Hint:" in line}
 
 
-def test_the_likely_mistakes_are_recognised_as_a_student_computes_them() -> None:
-    age = 68 + 2 / 24  # 2026-09-23T07:00 -> 2026-11-30T09:00
-    all_of_them = "'what', 'is', 'the' and 'of' are terms too"
-    assert all_of_them in scoring.check_q11_total(0.85 * 3 / 3 + 0.15 / (1 + age / 30)).message
-    assert all_of_them in scoring.check_q11_total(0.85 * 3 / 4 + 0.15 / (1 + age / 30)).message
-    assert "whole days" in scoring.check_q11_total(0.85 * 3 / 7 + 0.15 / (1 + 68 / 30)).message
-    assert "swapped" in scoring.check_q11_total(0.15 * 3 / 7 + 0.85 / (1 + age / 30)).message
+def rounded(answer: dict) -> dict:
+    return {k: v if k == "matched_terms" else round(v, 6) for k, v in answer.items()}
 
 
-def test_the_notebook_shows_the_hits_but_not_the_answer() -> None:
-    query, _candidate, as_of = scoring.q11_inputs()
-    hits = recall_pipeline(query, course_records(), as_of=as_of).hits
-    assert len(hits) == 5 and scoring.Q11_RECORD not in {hit.memory_id for hit in hits}
-    assert min(hit.score_breakdown.total for hit in hits) > right_total()
+def test_the_reference_solution_passes_rounded_or_not() -> None:
+    answer = right_answer()
+    assert scoring.check_q11_note(answer).is_right
+    assert scoring.check_q11_note(rounded(answer)).is_right
+    assert scoring.check_q11_note(parts()).is_right  # worked forward the same way
+    assert scoring.check_q11_note(parts(matched=["Status", "recall", "is", "index"])).is_right
+    assert scoring.check_q11_note(parts(matched={"index", "is", "recall", "status"})).is_right
+    assert "rank 1" in scoring.check_q11_note(answer).message
 
+
+def test_rounded_parts_added_pass_and_a_rounded_fraction_multiplied_fails() -> None:
+    r = rounded(right_answer())
+    added = {**r, "total": r["lexical_contribution"] + r["recency_contribution"]}
+    assert scoring.check_q11_note(added).is_right
+    drifted = {**r, "lexical_contribution": 4 * 0.121429}  # 0.485716: 2 units off 0.485714
+    assert list(wrong_lines(drifted)) == ["lexical_contribution"]
+
+
+def test_the_matched_terms_are_graded_with_their_own_hints() -> None:
+    assert (
+        "not among the note's terms"
+        in wrong_lines(parts(matched=(*MATCHED, "the")))["matched_terms"]
+    )
+    assert (
+        "not among q-11's 7 terms"
+        in wrong_lines(parts(matched=(*MATCHED, "green")))["matched_terms"]
+    )
+    lines = wrong_lines(parts(matched=MATCHED[1:], coverage=3 / 7))
+    assert "is missing" in lines["matched_terms"]
+    assert "right for your matched_terms" in lines["lexical_coverage"]
+    assert "a tuple of str" in wrong_lines(parts(matched="index is recall status"))["matched_terms"]
+
+
+def test_the_checker_numbers_are_the_contracts() -> None:
+    """The note matches index, is, recall and status; scored as a record of Mei's store it
+    would be q-11's first hit, with the checker's total."""
+    query, note = scoring._q11()[1], scoring._q11()[2]
+    records = (*course_records(COURSE_USERS[0]), note)
+    hits = recall_pipeline(query, records, as_of=query.issued_at).hits
+    assert hits[0].memory_id == note.memory_id
+    assert hits[0].score_breakdown.matched_terms == ("index", "is", "recall", "status")
+    truth = scoring._q11_truth()
+    assert math.isclose(truth["age_days"], AGE)
+    assert hits[0].score_breakdown.total == truth["total"]
+
+
+def test_the_note_is_in_no_store() -> None:
+    texts = {(e.summary, e.content) for e in (*load_course_entries(), *load_chapter_entries())}
+    assert (scoring.Q11_NOTE["summary"], scoring.Q11_NOTE["content"]) not in texts
+    assert not any(scoring.Q11_NOTE["summary"] in summary for summary, _ in texts)
+
+
+def test_one_part_off_is_wrong_and_only_that_part_is_named() -> None:
+    answer = right_answer()
+    lines = wrong_lines({**answer, "recency": answer["recency"] + 0.01})
+    assert list(lines) == ["recency"]
+    assert list(wrong_lines({**answer, "recency": round(answer["recency"], 6) + 2e-6})) == [
+        "recency"
+    ]  # two units in the sixth place are wrong
+
+
+@pytest.mark.parametrize("answer", [0.623177, "0.62", [0.5], True], ids=repr)
+def test_an_answer_that_is_not_a_dict_is_wrong(answer) -> None:
+    assert scoring.check_q11_note(answer).verdict is Verdict.WRONG
+
+
+def test_unknown_keys_and_non_numbers_are_named() -> None:
+    assert "Unknown key" in scoring.check_q11_note({"coverage": 4 / 7}).message
+    assert "a number" in wrong_lines({"total": "0.62"})["total"]
+    assert "a number" in wrong_lines({"total": True})["total"]
+    assert "a number" in wrong_lines({"total": float("nan")})["total"]
+
+
+def test_a_part_at_a_time() -> None:
+    assert scoring.check_q11_note(...).verdict is Verdict.NOT_ANSWERED
+    assert scoring.check_q11_note({}).verdict is Verdict.NOT_ANSWERED
+    assert scoring.check_q11_note(dict.fromkeys(scoring.Q11_PARTS, ...)).verdict is (
+        Verdict.NOT_ANSWERED
+    )
+    so_far = scoring.check_q11_note(
+        {"matched_terms": MATCHED, "lexical_coverage": 4 / 7, "age_days": AGE}
+    )
+    assert so_far.verdict is Verdict.NOT_ANSWERED
+    assert "Not answered yet for recency" in so_far.message and "Right so far" in so_far.message
+    early = scoring.check_q11_note({"lexical_coverage": 4 / 4})
+    assert early.verdict is Verdict.WRONG
+    assert any("Not answered yet for matched_terms, age_days" in line for line in early.details)
+
+
+def test_the_likely_mistakes_get_their_own_hints() -> None:
+    whole = wrong_lines(parts(age=math.floor(AGE)))
+    assert "the age has a fraction" in whole["age_days"]
+    assert "right for your age_days" in whole["recency"]
+    assert "fix it and this follows" in whole["recency_contribution"]
+    assert "adds your two contributions" in whole["total"]
+    assert "lexical_coverage" not in whole
+
+    stored = wrong_lines(parts(age=(AS_OF - STORED).total_seconds() / 86_400))
+    assert "not from stored_at" in stored["age_days"]
+
+    for counted in (4, 5, 6):  # what, is, the or of left out of the query's 7 terms
+        lines = wrong_lines(parts(coverage=4 / counted))
+        assert "not every query term was counted" in lines["lexical_coverage"]
+        assert "right for your lexical_coverage" in lines["lexical_contribution"]
+    assert "count the matches again" in wrong_lines(parts(coverage=3 / 7))["lexical_coverage"]
+    assert "QUERY's terms" in wrong_lines(parts(coverage=4 / 18))["lexical_coverage"]
+
+    exponential = wrong_lines(parts(recency=math.exp(-AGE / 30)))
+    assert "not exp(-age_days / 30)" in exponential["recency"]
+    halving = wrong_lines(parts(recency=0.5 ** (AGE / 30)))
+    assert "does not halve every 30 days" in halving["recency"]
+    assert (
+        "divide the age by the 30-day window"
+        in wrong_lines(parts(recency=1 / (1 + AGE)))["recency"]
+    )
+
+    right = right_answer()
+    swapped = wrong_lines(
+        {
+            **right,
+            "lexical_contribution": 0.15 * right["lexical_coverage"],
+            "recency_contribution": 0.85 * right["recency"],
+            "total": 0.15 * right["lexical_coverage"] + 0.85 * right["recency"],
+        }
+    )
+    assert len(swapped) == 3
+    assert (
+        "swapped" in swapped["lexical_contribution"]
+        and "swapped" in swapped["recency_contribution"]
+    )
+    assert "adds your two contributions" in swapped["total"]
+    unweighted = wrong_lines({**right, "total": right["lexical_coverage"] + right["recency"]})
+    assert "weight the parts" in unweighted["total"]
+
+
+def test_a_total_copied_from_the_screen_is_named() -> None:
+    query, candidate_id = scoring._q11()[1], scoring.Q11_RECORD
+    records = course_records(COURSE_USERS[0])
+    result = recall_pipeline(query, records, as_of=query.issued_at)
+    shown = {hit.memory_id: hit.score_breakdown.total for hit in result.hits}
+    assert candidate_id not in shown  # the record q-11 wants misses the top 5
+    for memory_id, total in shown.items():
+        line = wrong_lines({**right_answer(), "total": total})["total"]
+        assert f"that is the total of {memory_id}" in line
+    (wanted,) = [
+        c
+        for c in build_recall_candidates(query, records).candidates
+        if c.record.memory_id == candidate_id
+    ]
+    total = score_recall_candidate(query, wanted, as_of=query.issued_at).total
+    assert total < min(shown.values())
+    line = wrong_lines({**right_answer(), "total": total})["total"]
+    assert f"that is the total of {candidate_id}" in line
+
+
+def test_no_cell_before_the_check_shows_a_part_of_the_answer() -> None:
+    """The parts only this note has (its age, recency, recency contribution and total) are
+    not in any cell's source or output before the check, at 6 places or the 2 of
+    score_frame's age column. (Its coverage 4/7 and lexical part 0.85 × 4/7 are shared with
+    records the notebook shows: the check asks for all six.)"""
+    truth = scoring._q11_truth()
     cells = nbformat.read(NOTEBOOK, as_version=4).cells
-    check = next(i for i, c in enumerate(cells) if "check_q11_total(my_total)" in c.source)
+    check = next(i for i, c in enumerate(cells) if "check_q11_note(my_breakdown)" in c.source)
     shown = []
     for cell in cells[:check]:
         shown.append(cell.source)
         for output in cell.get("outputs", []):
             shown.append(output.get("text", ""))
             shown += [str(value) for value in output.get("data", {}).values()]
-    assert f"{right_total():.6f}" not in "\n".join(shown)
+    screen = "\n".join(shown)
+    for name in ("age_days", "recency", "recency_contribution", "total"):
+        assert f"{truth[name]:.6f}" not in screen, name
+    assert f"{truth['age_days']:.2f}" not in screen

@@ -1,31 +1,63 @@
-"""Notebook 11's helpers (memorylib.notebook.service_views), on SQLite and a real PostgreSQL."""
+"""What notebook 11 relies on from the package: its PostgreSQL set-up
+(memorylib.notebook.service_views), the race's contender for any store URL
+(memorylib.notebook.failure_race.store_contender), and its "Your turn" checker.
+
+Everything else the notebook shows is written in its cells and compared by nbval; the
+backends' behaviour itself is held by tests/test_store_contract.py and
+tests/test_reliability_postgres.py.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
+import re
 import runpy
+from collections import Counter
+from contextlib import closing
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
+import nbformat
 import pytest
 
-from memorylib import RemoteMemoryDuplicateError
-from memorylib.backends import SQLiteMemoryStore
+from memorylib import (
+    RemoteMemoryDuplicateError,
+    RemoteMemoryError,
+    RemoteMemoryScopeError,
+    RemoteMemoryValidationError,
+)
+from memorylib.backends import open_store
 from memorylib.notebook import service_views as views
+from memorylib.notebook.failure_race import RACE_MEMORY_ID, WON, store_contender
+from memorylib.seed import seed_teaching_store
 
 from .backends_support import PostgresServer
 
-AS_OF = "2026-08-02T12:00:00Z"
-SOLUTION = (
-    Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / "11_from_file_to_service.py"
-)
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "11_from_file_to_service.ipynb"
+SOLUTION = ROOT / "notebooks" / "solutions" / "11_from_file_to_service.py"
 
 
-def pairs(frame) -> dict:
-    """A two-column frame as {first column: second column}."""
-    return dict(zip(frame.iloc[:, 0], frame.iloc[:, 1], strict=True))
+def race(url: str, contenders: int) -> Counter:
+    """As notebook 11's race cell: ``contenders`` spawned processes, one barrier."""
+    spawn = multiprocessing.get_context("spawn")
+    barrier, results = spawn.Barrier(contenders), spawn.Queue()
+    procs = [
+        spawn.Process(target=store_contender, args=(url, n, barrier, results))
+        for n in range(contenders)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        return Counter(results.get(timeout=120) for _ in procs)
+    finally:
+        for proc in procs:
+            proc.join(timeout=60)
+            if proc.is_alive():
+                proc.terminate()
+        assert [proc.exitcode for proc in procs] == [0] * contenders
+
+
+# -- the set-up ---------------------------------------------------------------------------------
 
 
 def test_without_a_server_the_service_explains_itself(monkeypatch) -> None:
@@ -35,81 +67,17 @@ def test_without_a_server_the_service_explains_itself(monkeypatch) -> None:
     assert not service.available and "no binaries in this test" in service.describe()
 
 
-def test_local_backends_agree_and_hold_equal_records(tmp_path: Path) -> None:
-    service = views.Service(False, "not needed")
-    backends = views.open_backends(tmp_path, service)
-    stores = backends["stores"]
-    assert sorted(stores) == ["jsonl", "sqlite"]
-    frame, results = views.recall_frame(stores, "  LAYERED   Memory  ", as_of=AS_OF, query_id="q")
-    assert views.results_agree(results)
-    assert frame["memory_id"].tolist() == ["conversation-003"] * 2
-    assert frame["total"].tolist() == [0.995161] * 2
-    assert stores["jsonl"].read_all() == stores["sqlite"].read_all()
-
-
-def test_check_then_insert_replay_shows_two_rows_without_the_index(tmp_path: Path) -> None:
-    frame = views.check_then_insert_replay(tmp_path)
-    counts = frame[frame["step"] == "rows with m-race"]["result"].tolist()
-    assert counts == ["2", "1"]
-    outcomes = frame[frame["step"].str.contains("ON CONFLICT")]["result"].tolist()
-    assert outcomes[0].startswith("stored") and outcomes[1].startswith("RemoteMemoryDuplicateError")
+def test_a_server_that_does_not_answer_is_a_reason_not_a_crash(tmp_path: Path) -> None:
+    service = views.local_service(f"host={tmp_path} port=1 connect_timeout=2")
+    assert not service.available and service.reason
 
 
 @pytest.mark.slow
-def test_race_on_a_sqlite_store_has_one_winner(tmp_path: Path) -> None:
-    frame = views.race_on_store(f"sqlite:{tmp_path / 'race.db'}", contenders=4)
-    values = dict(zip(frame["measure"], frame["value"], strict=True))
-    assert values["outcome: stored (won)"] == 1
-    assert values["outcome: RemoteMemoryDuplicateError"] == 3
-    assert values["records with the raced memory_id"] == 1
-    assert values["processes that exited cleanly"] == 4
-
-
-def test_schema_and_migration_frames(tmp_path: Path) -> None:
-    backends = views.open_backends(tmp_path / "s", views.Service(False, "-"))
-    schema = views.schema_frame(backends["stores"]["sqlite"])
-    names = set(schema["name"])
-    assert {"memories", "memory_terms", "scope_counts", "schema_version"} <= names
-    assert "sqlite_autoindex_memories_1" in names  # UNIQUE (user_scope, memory_id)
-    assert schema.attrs["schema_versions"] == [1]
-    copy = SQLiteMemoryStore(tmp_path / "copy.db", user_id="local-user")
-    first = pairs(views.migration_frame(backends["stores"]["jsonl"], copy))
-    again = pairs(views.migration_frame(backends["stores"]["jsonl"], copy))
-    assert (first["copied"], again["copied"], again["already in the target"]) == (7, 0, 7)
-    assert first["target equals source"] is True
-
-
-def test_benchmark_frame_and_chart() -> None:
-    frame = views.benchmark_frame()
-    assert {"JSONL file", "SQLite", "PostgreSQL"} <= set(frame["backend"])
-    assert sorted(set(frame["records"])) == [1_000, 10_000, 100_000]
-    assert views.benchmark_chart(frame).axes
-
-
-def test_the_example_answer_in_the_notebook_is_wrong_for_every_call() -> None:
-    # the placeholder's comment shows the forms of an answer, never a right one
-    import nbformat
-
-    import memorylib
-
-    nb = nbformat.read(SOLUTION.parents[1] / "11_from_file_to_service.ipynb", as_version=4)
-    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "my_prediction = ..." in c.source]
-    (example,) = [line.lstrip("# ") for line in cell.source.splitlines() if "{" in line]
-    given = eval(example, dict(vars(memorylib)))  # the cell's own comment, memorylib's names
-    assert str(views.check_service_predictions(given)).startswith("❌ 5 of 5 wrong")
-
-
-def test_the_checker_accepts_the_solution_and_rejects_wrong_answers() -> None:
-    solution = runpy.run_path(str(SOLUTION))["my_prediction"]
-    assert views.check_service_predictions(solution).is_right
-    assert str(views.check_service_predictions(...)).startswith("⏳")
-    assert str(views.check_service_predictions({"A": None})).startswith("⏳")
-    wrong = dict(solution, B=RemoteMemoryDuplicateError, E=False)
-    verdict = str(views.check_service_predictions(wrong))
-    assert verdict.startswith("❌ 2 of 5") and "bob is another user_scope" in verdict
-
-
-# -- against the real server ------------------------------------------------------------------
+def test_a_race_on_a_sqlite_url_has_one_winner(tmp_path: Path) -> None:
+    url = f"sqlite:{tmp_path / 'race.db'}"
+    assert race(url, 4) == Counter({WON: 1, "RemoteMemoryDuplicateError": 3})
+    with closing(open_store(url, user_id="local-user")) as store:
+        assert [r.memory_id for r in store.read_all()] == [RACE_MEMORY_ID]
 
 
 @pytest.fixture
@@ -120,18 +88,74 @@ def service(postgres_server: PostgresServer):
 
 
 @pytest.mark.slow
-def test_all_three_backends_agree_race_and_hold_against_hostile_sql(service, tmp_path) -> None:
-    backends = views.open_backends(tmp_path, service)
-    stores = backends["stores"]
-    assert sorted(stores) == ["jsonl", "postgresql", "sqlite"]
-    _, results = views.recall_frame(stores, "layered memory", as_of=AS_OF, query_id="q")
-    assert views.results_agree(results)
-    race = views.race_on_store(backends["urls"]["postgresql"], contenders=4)
-    values = dict(zip(race["measure"], race["value"], strict=True))
-    assert (values["outcome: stored (won)"], values["records with the raced memory_id"]) == (1, 1)
-    hostile = pairs(views.hostile_sql_frame(service, backends["urls"]["postgresql"]))
-    assert hostile["read every row"] == "ran: 8 row(s) seen"  # the 7 seeded + the raced one
-    assert hostile["read bob's rows by scope"] == "ran: 0 row(s) seen"
-    refused = [k for k, v in hostile.items() if v.startswith("refused")]
-    assert len(refused) == len(views.HOSTILE) - 2
-    stores["postgresql"].close()
+def test_a_new_database_serves_its_users_and_races_to_one_winner(service) -> None:
+    url = service.new_database(user_ids=("local-user", "bob"))
+    with closing(open_store(url, user_id="local-user")) as store:
+        assert len(seed_teaching_store(store)) == 7
+    with closing(open_store(url, user_id="bob")) as bob:
+        assert bob.read_all() == []  # bob's role exists, and sees none of local-user's rows
+    other = service.new_database()
+    assert other != url
+    assert race(other, 4) == Counter({WON: 1, "RemoteMemoryDuplicateError": 3})
+
+
+# -- the exercise -------------------------------------------------------------------------------
+
+RIGHT = {
+    "A": RemoteMemoryDuplicateError,
+    "B": None,
+    "C": RemoteMemoryScopeError,
+    "D": RemoteMemoryValidationError,
+    "E": True,
+}
+
+
+def test_the_five_calls_do_what_the_solution_says() -> None:
+    truth = views.service_exercise_truth()
+    assert truth == {
+        "A": "RemoteMemoryDuplicateError",
+        "B": None,
+        "C": "RemoteMemoryScopeError",
+        "D": "RemoteMemoryValidationError",
+        "E": True,
+    }
+    assert runpy.run_path(str(SOLUTION))["my_prediction"] == RIGHT
+
+
+def test_the_checker_accepts_the_right_answer_in_every_form() -> None:
+    assert views.check_service_predictions(RIGHT).is_right
+    by_name = {k: (v.__name__ if isinstance(v, type) else v) for k, v in RIGHT.items()}
+    assert views.check_service_predictions(dict(by_name, B="no error")).is_right
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        dict.fromkeys("ABCDE"),  # "nothing raises"
+        dict.fromkeys("ABCDE", RemoteMemoryError),  # the base class everywhere
+        dict(RIGHT, A=RemoteMemoryValidationError),  # a parent class
+        dict(RIGHT, C=None),  # a JSONL file shared as a SQLite file is
+        dict(RIGHT, B=RemoteMemoryScopeError),  # a SQLite file kept to one user as JSONL is
+        dict(RIGHT, E="True"),  # a string is not a bool
+    ],
+)
+def test_the_checker_rejects_wrong_and_blanket_answers(answer) -> None:
+    assert not views.check_service_predictions(answer).is_right
+
+
+def test_a_wrong_label_gets_its_hint() -> None:
+    verdict = str(views.check_service_predictions(dict(RIGHT, C=None, E=False)))
+    assert verdict.startswith("❌ 2 of 5") and "a JSONL file holds one user's records" in verdict
+    assert "bob's row is in the file" in verdict
+
+
+def test_not_answered_while_a_key_holds_the_placeholder() -> None:
+    assert str(views.check_service_predictions(...)).startswith("⏳")
+    assert str(views.check_service_predictions(dict(RIGHT, D=...))).startswith("⏳ Not answered")
+
+
+def test_the_answer_cell_holds_only_the_keys() -> None:
+    # no value on screen before the attempt, not even a wrong one
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "my_prediction =" in c.source]
+    assert re.fullmatch(r'my_prediction = \{("[A-E]": \.\.\.(, )?){5}\}', cell.source.strip())

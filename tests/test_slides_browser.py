@@ -35,7 +35,12 @@ from pathlib import Path
 
 import pytest
 
-from memorylib.notebook.playground import DEFAULT_STATE, PlaygroundCatalog, playground_view
+from memorylib.notebook.playground import (
+    DEFAULT_STATE,
+    PlaygroundCatalog,
+    check_isolation_why,
+    playground_view,
+)
 
 from .browser_support import (
     BROWSER_MARKS,
@@ -46,12 +51,12 @@ from .browser_support import (
     jupyter_lab,
     launched_chromium,
 )
-from .test_slides_structure import PILOT, load_script
+from .test_slides_structure import PLAYGROUND, load_script
 
 pytestmark = BROWSER_MARKS
 
 slides = load_script("slide_metadata")
-NOTEBOOK = ROOT / "notebooks" / f"{PILOT}.ipynb"
+NOTEBOOK = ROOT / "notebooks" / f"{PLAYGROUND}.ipynb"
 RISE_CSS = ROOT / "notebooks" / "rise.css"  # RISE loads it from the notebook's folder
 MEASUREMENTS = ROOT / "artifacts" / "slides_overflow.json"
 # Slides that overflow for a reason cell metadata cannot fix, each with that reason. The
@@ -59,6 +64,9 @@ MEASUREMENTS = ROOT / "artifacts" / "slides_overflow.json"
 KNOWN_OVERFLOW: dict[str, str] = {}
 VIEWPORT = {"width": 1280, "height": 720}
 STEP_TIMEOUT_MS = 20_000
+# what the last cell prints, the quiz's placeholder (the first self-check, two cells
+# earlier, says "Not answered yet" too)
+LAST_OUTPUT = check_isolation_why(...).message
 TYPED = "memory recall"
 
 # Everything on the current slide: its union bounding box, and every element whose
@@ -154,7 +162,7 @@ def rise(browser, tmp_path_factory: pytest.TempPathFactory, measurements) -> Ite
             status.get_by_text("Idle").wait_for(timeout=60_000)
             page.locator(".lm-MenuBar-item", has_text="Run").first.click()
             page.locator('[data-command="runmenu:run-all"]').click()
-            page.locator(".jp-OutputArea-output", has_text="Not answered yet").wait_for(
+            page.locator(".jp-OutputArea-output", has_text=LAST_OUTPUT).wait_for(
                 state="attached", timeout=120_000
             )
             status.get_by_text("Idle").wait_for(timeout=30_000)

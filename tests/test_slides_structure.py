@@ -1,6 +1,6 @@
 """Slide metadata of the course notebooks (scripts/slide_metadata.py) and the offline export.
 
-Every notebook that has been given slide metadata must keep the rules of
+Every course notebook has slide metadata and keeps the rules of
 scripts/slide_metadata.py (first cell a slide, plumbing skipped, no slide over the line
 budget, a live widget on a slide of its own). The exporter's output must not load anything
 remote. The browser checks (real heights in RISE, the deck opened with the network off)
@@ -35,24 +35,15 @@ def load_script(name: str):
 
 slides = load_script("slide_metadata")
 PATHS = slides.notebook_paths()
-PILOT = "08_query_playground"
+PLAYGROUND = "08_query_playground"  # its widget is driven on its slide (test_slides_browser)
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_slide_metadata_keeps_the_rules(path: Path) -> None:
-    problems = slides.check(slides.read(path))
+    nb = slides.read(path)
+    assert slides.has_slide_metadata(nb), f"{path.name} has no slide metadata"
+    problems = slides.check(nb)
     assert not problems, "\n".join(problems)
-
-
-def test_the_pilot_has_slide_metadata() -> None:
-    nb = slides.read(slides.NOTEBOOKS / f"{PILOT}.ipynb")
-    assert slides.has_slide_metadata(nb)
-    types = [slides.slide_type(c) for c in nb.cells]
-    assert all("slide_type" in c.metadata.get("slideshow", {}) for c in nb.cells), (
-        "the pilot sets a slide_type on every cell, so nothing is left to a default"
-    )
-    assert set(types) <= set(slides.SLIDE_TYPES)
-    assert len(slides.slides(nb)) >= 10
 
 
 # --- the tooling itself, on small notebooks ---------------------------------------------
@@ -163,11 +154,11 @@ def test_export_is_self_contained(tmp_path: Path) -> None:
         kinds = None if slides.has_slide_metadata(nb) else slides.provisional_types(nb)
         shape = slides.slides(nb, kinds)
         assert text.count("<section") == len(slides.shape(shape)) + len(shape), deck.name
-    deck = tmp_path / "slides" / f"{PILOT}.html"
+    deck = tmp_path / "slides" / f"{PLAYGROUND}.html"
     text = deck.read_text(encoding="utf-8")
     assert "memorylib-widget-fallback" in text and "VBox(" not in text
     assert 'href="09_live_agent.html"' in text  # links point at the sibling export
-    expected = slides.slides(nbformat.read(slides.NOTEBOOKS / f"{PILOT}.ipynb", as_version=4))
+    expected = slides.slides(nbformat.read(slides.NOTEBOOKS / f"{PLAYGROUND}.ipynb", as_version=4))
     # nbconvert nests every slide: one outer <section> per horizontal slide, one per leaf
     assert text.count("<section") == len(slides.shape(expected)) + len(expected)
     assert (tmp_path / "index.html").is_file()

@@ -13,6 +13,7 @@ import pytest
 from memorylib import (
     RemoteMemoryCorruptionError,
     RemoteMemoryScopeError,
+    RemoteMemoryStore,
     RemoteMemoryUnavailableError,
     RemoteMemoryValidationError,
 )
@@ -23,6 +24,15 @@ from .conftest import add
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"m.db", "", "   ", ".", "..", "a\0b", Path("")])
+def test_a_bad_path_is_refused_as_the_jsonl_store_refuses_it(bad: object) -> None:
+    with pytest.raises(RemoteMemoryValidationError, match=r"^path ") as jsonl:
+        RemoteMemoryStore(bad)  # type: ignore[arg-type]
+    with pytest.raises(RemoteMemoryValidationError) as sqlite:
+        SQLiteMemoryStore(bad)  # type: ignore[arg-type]
+    assert str(sqlite.value) == str(jsonl.value)
 
 
 def test_files_are_owner_only_whatever_the_umask(tmp_path: Path) -> None:

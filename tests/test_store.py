@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallEngine,
@@ -204,12 +205,15 @@ def test_an_unterminated_last_line_is_an_uncommitted_write_readers_do_not_see(
     with store_path.open("ab") as handle:
         handle.write(torn)
     before = store_path.read_bytes()
-    with pytest.warns(UncommittedWriteWarning, match="line 2 is an uncommitted write"):
+    with pytest.warns(UncommittedWriteWarning, match="line 2 is an uncommitted write") as read:
         records = store.read_all()
     assert [r.memory_id for r in records] == ["m-1"]
-    with pytest.warns(UncommittedWriteWarning):
-        result = RecallEngine(store).recall("good", as_of="2026-08-02T12:00:00Z", query_id="q")
+    with pytest.warns(UncommittedWriteWarning) as recalled:  # the index's reader (fast.log)
+        result = RecallEngine(store).recall("good", as_of=TEACHING_AS_OF, query_id="q")
     assert [h.memory_id for h in result.hits] == ["m-1"]
+    # one warning, one text, whichever reader saw the tail: it names the quarantine file
+    (said,) = {str(w.message) for w in [*read, *recalled]}
+    assert said.endswith(f"moves an interrupted one to {store_path.name}.quarantine.jsonl")
     assert store.uncommitted_bytes() == len(torn)
     assert store_path.read_bytes() == before  # reading never writes, not even to recover
 

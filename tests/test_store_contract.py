@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memorylib import (
+    TEACHING_AS_OF,
     MemoryKind,
     MemorySource,
     RecallEngine,
@@ -26,7 +27,7 @@ from memorylib import (
 from memorylib.backends import open_store
 
 from .backends_support import Backend
-from .conftest import AS_OF, add, source
+from .conftest import add, source
 
 ENTRY = dict(kind="conversation", content="c", summary="s")
 
@@ -185,7 +186,7 @@ def test_an_empty_store_reads_empty(backend: Backend) -> None:
     store = backend.open()
     assert store.read_all() == []
     assert store.latest_profile() is None
-    result = RecallEngine(store).recall("anything", as_of=AS_OF)
+    result = RecallEngine(store).recall("anything", as_of=TEACHING_AS_OF)
     assert (result.hits, result.searched_records, result.candidate_records) == ((), 0, 0)
 
 
@@ -203,8 +204,8 @@ def test_users_are_isolated(backend: Backend) -> None:
     add(bob, "m-1", "bob's own m-1")  # the same id is free in another scope
     assert [r.content for r in alice.read_all()] == ["alice's secret layered memory"]
     assert [r.content for r in bob.read_all()] == ["bob's own m-1"]
-    assert RecallEngine(bob).recall("secret", as_of=AS_OF).hits == ()
-    assert RecallEngine(bob, strategy="teaching").recall("secret", as_of=AS_OF).hits == ()
+    assert RecallEngine(bob).recall("secret", as_of=TEACHING_AS_OF).hits == ()
+    assert RecallEngine(bob, strategy="teaching").recall("secret", as_of=TEACHING_AS_OF).hits == ()
     with pytest.raises(RemoteMemoryValidationError, match="not in the store"):
         bob.retract("m-2", reason="r", source=source())
 
@@ -315,7 +316,7 @@ def test_active_records_leave_out_retractions_and_their_targets(backend: Backend
     assert ids(store.read_all()) == ["profile-1", "profile-2", "m-1", "m-2", "r-1", "r-2"]
     assert ids(backend.open().active_records()) == ["profile-1", "m-2"]  # after reopening
     # what recall searches: the conversation records among them
-    result = RecallEngine(store).recall("decision", as_of=AS_OF)
+    result = RecallEngine(store).recall("decision", as_of=TEACHING_AS_OF)
     assert [hit.memory_id for hit in result.hits] == ["m-2"]
     assert result.searched_records == 1 and result.retracted_records == 1
 
@@ -336,7 +337,7 @@ def test_chapter_example_on_every_backend(backend: Backend, strategy: str) -> No
     store = backend.open("local-user")
     seed_teaching_store(store)
     result = RecallEngine(store, strategy=strategy).recall(
-        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=AS_OF
+        "  LAYERED   Memory  ", limit=5, query_id="query-1", as_of=TEACHING_AS_OF
     )
     assert (result.searched_records, result.candidate_records) == (6, 1)
     (hit,) = result.hits
@@ -351,10 +352,10 @@ def test_profiles_never_appear_and_no_match_keeps_counts(backend: Backend, strat
     store = backend.open("local-user")
     seed_teaching_store(store)
     engine = RecallEngine(store, strategy=strategy)
-    result = engine.recall("runnable python examples", as_of=AS_OF)
+    result = engine.recall("runnable python examples", as_of=TEACHING_AS_OF)
     assert (result.hits, result.searched_records, result.candidate_records) == ((), 6, 0)
     assert result.empty_reason == "no_matching_terms"
-    result = engine.recall("engineer memory", as_of=AS_OF)
+    result = engine.recall("engineer memory", as_of=TEACHING_AS_OF)
     assert all(h.scope.memory_kind is MemoryKind.CONVERSATION for h in result.hits)
 
 
@@ -365,7 +366,7 @@ def test_recall_leaves_the_store_unchanged(backend: Backend, strategy: str) -> N
     before = backend.snapshot()
     engine = RecallEngine(store, strategy=strategy)
     for text in ["layered memory", "SQLite WAL", "上下文预算", "nothing matches zzz"] * 3:
-        engine.recall(text, as_of=AS_OF)
+        engine.recall(text, as_of=TEACHING_AS_OF)
     assert backend.snapshot() == before
 
 
@@ -373,9 +374,11 @@ def test_retracted_conversation_leaves_recall(backend: Backend) -> None:
     store = backend.open()
     add(store, "c-1", "layered memory design")
     add(store, "c-2", "layered cake")
-    store.retract("c-1", reason="wrong", source=MemorySource("s", "t", "t", AS_OF))
+    store.retract("c-1", reason="wrong", source=MemorySource("s", "t", "t", TEACHING_AS_OF))
     for strategy in ("teaching", "indexed"):
-        result = RecallEngine(store, strategy=strategy).recall("layered memory", as_of=AS_OF)
+        result = RecallEngine(store, strategy=strategy).recall(
+            "layered memory", as_of=TEACHING_AS_OF
+        )
         assert ids(result.hits) == ["c-2"]
         assert (result.retracted_records, result.searched_records) == (1, 1)
 
@@ -393,7 +396,7 @@ def test_indexed_and_teaching_results_are_equal_field_for_field(backend: Backend
     store.retract("x-03", reason="wrong", source=source())
     for text in ["layered memory", "分层记忆 note", "note 3 wal", "walwal", "zzz"]:
         for limit in (1, 3, 10):
-            args = dict(limit=limit, query_id="q", as_of=AS_OF)
+            args = dict(limit=limit, query_id="q", as_of=TEACHING_AS_OF)
             teaching = RecallEngine(store, strategy="teaching").recall(text, **args)
             assert RecallEngine(store).recall(text, **args) == teaching
 

@@ -4,8 +4,10 @@ The service's compare-and-insert is one statement: ``INSERT ... ON CONFLICT DO
 NOTHING RETURNING seq``. A row comes back: stored (committed when the statement
 returns, in autocommit). None: the unique index on ``(user_scope, memory_id)`` said
 the id is taken, ``RemoteMemoryDuplicateError``. Racing writers on any number of
-machines: the index lets exactly one in. Batches and retractions run in one
-transaction.
+machines: the index lets exactly one in. A batch runs in one transaction; a
+retraction is one statement too, after its target is checked, and the unique index on
+``(user_scope, retracts)`` picks one of two racing retractions (the other caller is
+handed the winner).
 
 **A role per user scope.** ``provision(admin_dsn, user_ids=...)`` applies the schema
 migrations (recorded in ``memorylib.schema_version``) and creates, for each user,
@@ -35,8 +37,8 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -55,14 +57,11 @@ from memorylib.errors import (
 from memorylib.interface import (
     MemoryStore,
     check_new_ids,
-    check_retraction_target,
     latest_profile_of,
-    new_memory,
-    new_retraction,
     user_scope_for,
 )
 from memorylib.pipeline import recall_pipeline
-from memorylib.records import MemoryKind, MemorySource, RecallQuery, RecallResult, StoredMemory
+from memorylib.records import RecallQuery, RecallResult, StoredMemory
 from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
 
 from .recall import TermMatches, recall_from_matches, serves
@@ -374,41 +373,32 @@ class PostgresMemoryStore(MemoryStore):
                 fetch=lambda keys: self._fetch(conn, keys),
             )
 
-    # -- writing ------------------------------------------------------------------------
+    # -- writing: MemoryStore's append, append_many and retract, in these steps ---------
 
-    def append(
-        self,
-        *,
-        kind: MemoryKind | str,
-        content: str,
-        summary: str,
-        source: MemorySource,
-        memory_id: str | None = None,
-        stored_at: datetime | str | None = None,
-    ) -> StoredMemory:
-        """Validate, then one ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` decides."""
-        record = new_memory(
-            user_scope=self.user_scope,
-            kind=kind,
-            content=content,
-            summary=summary,
-            source=source,
-            memory_id=memory_id,
-            stored_at=stored_at,
-        )
-        with self._connection() as conn:
-            if conn.execute(_INSERT, self._params(record)).fetchone() is None:
-                check_new_ids([record], self._by_ids(conn, [record.memory_id]))
-                raise RemoteMemoryError(f"insert of {record.memory_id!r} was refused")
-        return record
+    def _write_transaction(self) -> AbstractContextManager[psycopg.Connection]:
+        """A pooled connection in autocommit: one record is one ``INSERT ... ON CONFLICT DO
+        NOTHING RETURNING`` statement, a batch one transaction (``_insert``), and the
+        unique indexes, not a lock, decide every race (a retraction's too)."""
+        return self._connection()
 
-    def append_many(self, entries: Iterable[Mapping[str, Any]]) -> tuple[StoredMemory, ...]:
-        """Insert a batch in one transaction: all or nothing."""
-        records = self.new_records(entries)
-        check_new_ids(records, ())
-        if not records:
-            return records
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+    def _stored(self, conn: psycopg.Connection, memory_id: str) -> StoredMemory | None:
+        return self._by_ids(conn, [memory_id]).get(memory_id)
+
+    def _retraction_of(self, conn: psycopg.Connection, target_id: str) -> StoredMemory | None:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM memorylib.memories WHERE user_scope = %s AND retracts = %s",
+            [self.user_scope, target_id],
+        ).fetchone()
+        return None if row is None else self._record(row)
+
+    def _insert(self, conn: psycopg.Connection, records: Sequence[StoredMemory]) -> bool:
+        if len(records) == 1:
+            (record,) = records
+            if conn.execute(_INSERT, self._params(record)).fetchone() is not None:
+                return True
+            check_new_ids(records, self._by_ids(conn, [record.memory_id]))
+            return False  # not a taken id: a retraction of the same target came first
+        with conn.transaction(), conn.cursor() as cur:
             cur.executemany(_INSERT, [self._params(r) for r in records], returning=True)
             refused = set()
             for record in records:  # one result per statement, in order
@@ -416,39 +406,7 @@ class PostgresMemoryStore(MemoryStore):
                     refused.add(record.memory_id)
                 cur.nextset()
             check_new_ids(records, refused)  # raises if any was refused: all rolled back
-        return records
-
-    def retract(
-        self,
-        memory_id: str,
-        *,
-        reason: str,
-        source: MemorySource,
-        retraction_id: str | None = None,
-        stored_at: datetime | str | None = None,
-    ) -> StoredMemory:
-        """Insert a RETRACTION hiding ``memory_id``; retracting again returns the first."""
-        record = new_retraction(
-            user_scope=self.user_scope,
-            memory_id=memory_id,
-            reason=reason,
-            source=source,
-            retraction_id=retraction_id,
-            stored_at=stored_at,
-        )
-        target_id = record.retracts or ""
-        with self._connection() as conn, conn.transaction():
-            check_retraction_target(target_id, self._by_ids(conn, [target_id]).get(target_id))
-            earlier = self._retraction_of(conn, target_id)
-            if earlier is not None:
-                return earlier
-            if conn.execute(_INSERT, self._params(record)).fetchone() is None:
-                check_new_ids([record], self._by_ids(conn, [record.memory_id]))
-                earlier = self._retraction_of(conn, target_id)  # a racing retraction won
-                if earlier is None:
-                    raise RemoteMemoryError(f"retraction {record.memory_id!r} was refused")
-                return earlier
-        return record
+        return True
 
     # -- SQL ----------------------------------------------------------------------------
 
@@ -470,13 +428,6 @@ class PostgresMemoryStore(MemoryStore):
             [self.user_scope, ids],
         ).fetchall()
         return {record.memory_id: record for record in map(self._record, rows)}
-
-    def _retraction_of(self, conn: psycopg.Connection, target_id: str) -> StoredMemory | None:
-        row = conn.execute(
-            f"SELECT {_COLUMNS} FROM memorylib.memories WHERE user_scope = %s AND retracts = %s",
-            [self.user_scope, target_id],
-        ).fetchone()
-        return None if row is None else self._record(row)
 
     def _match(self, conn: psycopg.Connection, terms: tuple[str, ...], limit: int) -> TermMatches:
         rows = conn.execute(

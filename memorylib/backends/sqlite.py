@@ -26,13 +26,13 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from memorylib.checks import require_file_path
 from memorylib.errors import (
     RemoteMemoryCorruptionError,
     RemoteMemoryError,
@@ -45,14 +45,11 @@ from memorylib.files import fsync_directory, private_dirs
 from memorylib.interface import (
     MemoryStore,
     check_new_ids,
-    check_retraction_target,
     latest_profile_of,
-    new_memory,
-    new_retraction,
     user_scope_for,
 )
 from memorylib.pipeline import recall_pipeline
-from memorylib.records import MemoryKind, MemorySource, RecallQuery, RecallResult, StoredMemory
+from memorylib.records import RecallQuery, RecallResult, StoredMemory
 from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
 from memorylib.timestamps import format_timestamp, utc_now
 
@@ -121,7 +118,7 @@ class SQLiteMemoryStore(MemoryStore):
     def __init__(
         self, path: str | os.PathLike[str], *, user_id: str = "local-user", timeout: float = 30.0
     ) -> None:
-        self.path = _db_path(path)
+        self.path = require_file_path(path)
         self.user_scope = user_scope_for(user_id)
         self.timeout = float(timeout)
         self._local = threading.local()  # one connection per thread (and per process)
@@ -180,76 +177,24 @@ class SQLiteMemoryStore(MemoryStore):
                 fetch=lambda keys: self._fetch(conn, keys),
             )
 
-    # -- writing ------------------------------------------------------------------------
+    # -- writing: MemoryStore's append, append_many and retract, in these steps ---------
 
-    def append(
-        self,
-        *,
-        kind: MemoryKind | str,
-        content: str,
-        summary: str,
-        source: MemorySource,
-        memory_id: str | None = None,
-        stored_at: datetime | str | None = None,
-    ) -> StoredMemory:
-        """Validate, then insert one PROFILE or CONVERSATION record; the unique
-        constraint rejects a taken memory_id (``RemoteMemoryDuplicateError``)."""
-        record = new_memory(
-            user_scope=self.user_scope,
-            kind=kind,
-            content=content,
-            summary=summary,
-            source=source,
-            memory_id=memory_id,
-            stored_at=stored_at,
-        )
-        with self._writing() as conn:
-            self._insert(conn, [record])
-        return record
+    def _write_transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._writing()
 
-    def append_many(self, entries: Iterable[Mapping[str, Any]]) -> tuple[StoredMemory, ...]:
-        """Insert a batch in one transaction: all or nothing."""
-        records = self.new_records(entries)
-        check_new_ids(records, ())  # an id repeated inside the batch
-        if records:
-            with self._writing() as conn:
-                self._insert(conn, records)
-        return records
+    def _stored(self, conn: sqlite3.Connection, memory_id: str) -> StoredMemory | None:
+        return self._by_ids(conn, [memory_id]).get(memory_id)
 
-    def retract(
-        self,
-        memory_id: str,
-        *,
-        reason: str,
-        source: MemorySource,
-        retraction_id: str | None = None,
-        stored_at: datetime | str | None = None,
-    ) -> StoredMemory:
-        """Insert a RETRACTION hiding ``memory_id``; retracting again returns the first."""
-        record = new_retraction(
-            user_scope=self.user_scope,
-            memory_id=memory_id,
-            reason=reason,
-            source=source,
-            retraction_id=retraction_id,
-            stored_at=stored_at,
-        )
-        target_id = record.retracts or ""
-        with self._writing() as conn:
-            found = self._by_ids(conn, [target_id])
-            check_retraction_target(target_id, found.get(target_id))
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM memories WHERE user_scope = ? AND retracts = ?",
-                (self.user_scope, target_id),
-            ).fetchone()
-            if row is not None:
-                return self._record(row)
-            self._insert(conn, [record])
-        return record
+    def _retraction_of(self, conn: sqlite3.Connection, target_id: str) -> StoredMemory | None:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE user_scope = ? AND retracts = ?",
+            (self.user_scope, target_id),
+        ).fetchone()
+        return None if row is None else self._record(row)
 
-    # -- SQL ----------------------------------------------------------------------------
-
-    def _insert(self, conn: sqlite3.Connection, records: Sequence[StoredMemory]) -> None:
+    def _insert(self, conn: sqlite3.Connection, records: Sequence[StoredMemory]) -> bool:
+        """The unique constraint rejects a taken memory_id (``RemoteMemoryDuplicateError``);
+        the ``BEGIN IMMEDIATE`` transaction makes the batch all or nothing."""
         scope = self.user_scope
         for record in records:
             row = conn.execute(
@@ -273,6 +218,9 @@ class SQLiteMemoryStore(MemoryStore):
                 " VALUES (?, ?, ?, ?, ?)",
                 [(scope, t, row[0], captured, record.memory_id) for t in record_terms(record)],
             )
+        return True
+
+    # -- SQL ----------------------------------------------------------------------------
 
     def _by_ids(self, conn: sqlite3.Connection, ids: list[str]) -> dict[str, StoredMemory]:
         marks = ", ".join("?" * len(ids))
@@ -485,21 +433,3 @@ class SQLiteMemoryStore(MemoryStore):
         if conn is not None and getattr(self._local, "pid", None) == os.getpid():
             conn.close()
         self._local.conn = None
-
-
-def _db_path(path: object) -> Path:
-    if not isinstance(path, str | os.PathLike):
-        raise RemoteMemoryValidationError(
-            f"path must be a str or os.PathLike, got {type(path).__name__}"
-        )
-    if isinstance(path, str) and not path.strip():
-        raise RemoteMemoryValidationError("path must not be empty")
-    try:
-        resolved = Path(path)
-    except TypeError:  # an os.PathLike whose __fspath__ returns bytes
-        raise RemoteMemoryValidationError("path must be a str path, got bytes") from None
-    if "\0" in str(resolved) or resolved.name in ("", ".", ".."):
-        raise RemoteMemoryValidationError(
-            f"path {str(path)[:80]!r} must name a file (no NUL byte, not '.' or '..')"
-        )
-    return resolved

@@ -8,9 +8,18 @@ the same questions quicker at 100,000 records:
   thousands of texts at once with numpy;
 * ``codec``: a store line -> ``StoredMemory`` without the generic JSON decoder, for
   lines exactly as ``store.encode_line`` writes them (anything else takes the
-  reference path);
+  reference path), and thousands of capture times at once;
 * ``log``: an incremental view of a store file (only the bytes it gained are read);
-* ``index``: an inverted index that answers ``RecallEngine.recall``.
+* ``state``: the inverted index's arrays, and how records join them (where text
+  enters the index: the place an analyzer changes; one state per analyzer in use);
+* ``context``: a record counted with its neighbours in the same source (a policy's
+  ``context``): neighbour slots, lengths and postings in context;
+* ``shortlist``: the coverage scorer's shortlist, proven to hold the top ``limit``
+  (the database backends use it too);
+* ``bm25``: the BM25 / bm25+recency / min_evidence shortlist with numpy (MaxScore);
+* ``persist``: the index saved beside a large store, and loaded back;
+* ``index``: ``RecallIndex``, which keeps the state in step with the file and answers
+  ``RecallEngine.recall``.
 
 It imports the reference modules' public names only, and nothing in the reference
 layer imports it (``make test`` checks both with import-linter). The engine chooses

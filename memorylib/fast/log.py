@@ -29,7 +29,7 @@ from memorylib.errors import (
     RemoteMemoryValidationError,
     UncommittedWriteWarning,
 )
-from memorylib.files import refuse_if_failed_closed
+from memorylib.files import quarantine_path_for, refuse_if_failed_closed
 from memorylib.records import StoredMemory
 from memorylib.store import check_line
 
@@ -144,7 +144,7 @@ class FileLog:
                     f"{self.path.name}: line {self.lines + 1} is an uncommitted write "
                     f"({len(carry)} bytes with no newline: a write in progress, or one a "
                     "crash interrupted); readers ignore it, and the next append moves an "
-                    "interrupted one to the quarantine file"
+                    f"interrupted one to {quarantine_path_for(self.path).name}"
                 ),
                 stacklevel=3,
             )

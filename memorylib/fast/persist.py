@@ -14,6 +14,9 @@ bytes (about 0.1 s for 100 MB); it also records the store's user_scope and the
 another format, a file of another OS user, any read error) and the snapshot is
 ignored and the index is built from the file. Writing it is best effort: a read-only
 folder or a full disk only means no snapshot.
+
+``save_index`` and ``load_index`` turn an ``IndexState`` (and the ``FileLog`` that read
+it) into that file and back; the rest is the file format.
 """
 
 from __future__ import annotations
@@ -28,18 +31,23 @@ from typing import Any
 
 import numpy as np
 
+from .log import FileLog
+from .state import IndexState, new_vocabulary
+
 __all__ = [
     "FORMAT",
     "MIN_BYTES",
     "crc_of_prefix",
+    "load_index",
     "load_snapshot",
     "pack_strings",
+    "save_index",
     "save_snapshot",
     "snapshot_path",
     "unpack_strings",
 ]
 
-FORMAT = 2  # bump when the arrays or the tokenizer change meaning
+FORMAT = 3  # bump when the arrays or the tokenizer change meaning (3: each doc's source)
 MIN_BYTES = 4 << 20  # smaller stores index in well under a second: no snapshot
 
 
@@ -110,3 +118,95 @@ def crc_of_prefix(path: Path, size: int, block: int = 8 << 20) -> int | None:
     except OSError:
         return None
     return crc
+
+
+# -- an index state as a snapshot, and back ----------------------------------------------------
+
+
+def save_index(state: IndexState, log: FileLog) -> bool:
+    """Save ``state``, read by ``log`` from its file (pending runs are merged first: a
+    snapshot holds the CSR arrays only). False when it could not be written, or when
+    the state holds another analyzer's terms than the chapter's (built per process)."""
+    if not state.analyzer.is_chapter:
+        return False
+    if state.runs:
+        state.merge_runs()
+    words = [key for key in state.vocab if isinstance(key, str)]
+    codes = [key for key in state.vocab if isinstance(key, int)]
+    meta = {
+        "user_scope": log.user_scope,
+        "offset": log.offset,
+        "crc32": log.crc32,
+        "lines": log.lines,
+        "docs": len(state.ids),
+        "dead": state.dead,
+        "alive_length": state.alive_length,
+        "words": len(words),
+        "all_ids": len(log.ids),
+        "hidden": len(state.hidden_ids),
+    }
+    arrays = {
+        "csr_offsets": state.csr_offsets,
+        "csr_docs": state.csr_docs,
+        "csr_tf": state.csr_tf,
+        "term_lengths": state.term_lengths.view,
+        "doc_offsets": state.offsets.view,
+        "doc_lengths": state.lengths.view,
+        "captured": state.captured.view,
+        "alive": state.alive.view,
+        "source_of": state.source_of.view,
+        # source_ids in code order (dicts keep it), as JSON: one may hold any character
+        "sources": np.frombuffer(json.dumps(list(state.sources)).encode("utf-8"), np.uint8),
+        "doc_ids": pack_strings(state.ids),
+        "all_ids": pack_strings(sorted(log.ids)),
+        "hidden": pack_strings(sorted(state.hidden_ids)),
+        "words": pack_strings(words),
+        "word_ids": np.asarray([state.vocab[w] for w in words], dtype=np.int64),
+        "codes": np.asarray(codes, dtype=np.int64),
+        "code_ids": np.asarray([state.vocab[c] for c in codes], dtype=np.int64),
+    }
+    return save_snapshot(log.path, meta, arrays)
+
+
+def load_index(log: FileLog) -> IndexState | None:
+    """The saved index of ``log``'s file if it still matches the file's bytes (``log``
+    then continues after what it covers), else None."""
+    loaded = load_snapshot(log.path, log.user_scope)
+    if loaded is None:
+        return None
+    meta, arrays = loaded
+    words = unpack_strings(arrays["words"], meta["words"])
+    vocab = new_vocabulary(len(words) + len(arrays["codes"]))
+    vocab.update(zip(words, arrays["word_ids"].tolist(), strict=True))
+    vocab.update(zip(arrays["codes"].tolist(), arrays["code_ids"].tolist(), strict=True))
+    state = IndexState(
+        generation=log.generation,
+        ids=unpack_strings(arrays["doc_ids"], meta["docs"]),
+        alive_length=meta["alive_length"],
+        dead=meta["dead"],
+        hidden_ids=set(unpack_strings(arrays["hidden"], meta["hidden"])),
+        sources={
+            name: code
+            for code, name in enumerate(json.loads(arrays["sources"].tobytes().decode("utf-8")))
+        },
+        vocab=vocab,
+        csr_offsets=arrays["csr_offsets"],
+        csr_docs=arrays["csr_docs"],
+        csr_tf=arrays["csr_tf"],
+    )
+    for name, growable in (
+        ("doc_offsets", state.offsets),
+        ("doc_lengths", state.lengths),
+        ("captured", state.captured),
+        ("alive", state.alive),
+        ("source_of", state.source_of),
+        ("term_lengths", state.term_lengths),
+    ):
+        growable.extend(arrays[name])
+    log.restore(
+        offset=meta["offset"],
+        lines=meta["lines"],
+        ids=set(unpack_strings(arrays["all_ids"], meta["all_ids"])),
+        crc32=meta["crc32"],
+    )
+    return state

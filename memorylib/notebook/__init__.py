@@ -3,13 +3,12 @@
 Nothing here is imported by ``import memorylib``: pandas, matplotlib and ipywidgets
 load only when a notebook imports one of these modules.
 
-* View modules, one per notebook topic: ``records_views`` (00, 01), ``scaling`` (the
-  index benchmark, once in 03, moving to 11), ``failure_views`` (07),
-  ``retraction_views`` (07b), ``playground`` (08: its state -> view function and the
-  widget box), ``live_agent`` (09), ``ranker_exercises`` (10's check; the notebook draws
-  its tables in its own cells) and ``service_views`` (11).
-  A view module never imports another one (import-linter's independence contract in
-  ``pyproject.toml``).
+* Modules per notebook topic: ``records_exercises`` (01's checks; 00 and 01 draw in their
+  own cells), ``failure_views`` (07), ``retraction_views`` (07b), ``playground`` (08: its
+  state -> view function and the widget box), ``live_agent`` (09), ``ranker_exercises``
+  (10's check; 10 draws in its own cells) and ``service_views`` (11: its PostgreSQL set-up
+  and its check; 11 draws in its own cells).
+  None imports another (import-linter's independence contract in ``pyproject.toml``).
 * Shared helpers, which import no view module: ``common`` (notebook set-up and its one
   chart style with the font family list, the course clocks, ``figure_png``, styled
   tables with a text form (``styled_table``), the temporary ``Workspace``, the course
@@ -19,9 +18,8 @@ load only when a notebook imports one of these modules.
   function exercises checked on worked examples and generated cases, value checks and
   quiz questions), ``buildit`` (the build-it exercises of 02-06 on that engine, the
   "Your turn" checks of 02, 03, 04, 05, 06, 06b and 06c, and the capstone's pipeline of
-  them), ``analysis`` (language and label statistics of the course data) and
-  ``failure_race`` (the multi-process race; standard library and memorylib only, because
-  every spawned contender imports it).
+  them) and ``failure_race`` (the multi-process race of 07 and 11; standard library and
+  memorylib only, because every spawned contender imports it).
 
 Imports follow one convention: pandas and matplotlib at module level, always as
 ``import pandas as pd`` and ``import matplotlib.pyplot as plt`` (plus ``import matplotlib``

@@ -37,10 +37,8 @@ from memorylib.candidates import CandidateSet
 from memorylib.datasets import COURSE_AS_OF
 from memorylib.errors import RemoteMemoryError
 from memorylib.records import RecallCandidate
-from memorylib.timestamps import CHAPTER_CLOCK
 
 __all__ = [
-    "CHAPTER_AS_OF",
     "CHART_FONTS",
     "COURSE",
     "COURSE_AS_OF",
@@ -66,9 +64,9 @@ __all__ = [
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# The two clocks of the course, never ``now()``: the chapter's store is read at
-# CHAPTER_AS_OF (conversation-003 is one day old), the course corpus at COURSE_AS_OF.
-CHAPTER_AS_OF = CHAPTER_CLOCK
+# The two clocks of the course, never ``now()``: the teaching store is read at
+# ``memorylib.TEACHING_AS_OF`` (conversation-003 is one day old), the course corpus at
+# COURSE_AS_OF.
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 
 
@@ -271,18 +269,15 @@ class Workspace:
     def path(self, name: str) -> Path:
         return self.root / name
 
+    def fresh_path(self, name: str) -> Path:
+        """``name`` inside a new, empty folder of the workspace, at each call: a cell that
+        makes its store on it starts from a clean file every time it is run."""
+        return Path(tempfile.mkdtemp(prefix="run-", dir=self.root)) / name
+
     def show(self, path: str | os.PathLike[str]) -> str:
         """``path`` relative to the workspace, as ``<workspace>/...``."""
         relative = Path(path).resolve().relative_to(self.root.resolve())
         return f"<workspace>/{relative.as_posix()}"
-
-    def listing(self) -> list[tuple[str, int]]:
-        """(relative name, size in bytes) of every file in the workspace, sorted."""
-        return sorted(
-            (p.relative_to(self.root).as_posix(), p.stat().st_size)
-            for p in self.root.rglob("*")
-            if p.is_file()
-        )
 
     def cleanup(self) -> None:
         self._finalizer()

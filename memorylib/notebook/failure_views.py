@@ -18,8 +18,10 @@ from memorylib import (
     MemoryKind,
     MemorySource,
     RecallEngine,
+    RemoteMemoryError,
     RemoteMemoryStore,
     StoredMemory,
+    errors,
     files,
     seed_teaching_store,
 )
@@ -32,7 +34,7 @@ from memorylib.notebook.exercises import (
     right,
 )
 from memorylib.store import encode_line
-from memorylib.timestamps import CHAPTER_CLOCK
+from memorylib.timestamps import TEACHING_AS_OF
 
 __all__ = ["EXERCISE_CALLS", "check_error_predictions", "exercise_truth"]
 
@@ -42,10 +44,10 @@ EXERCISE_CALLS: dict[str, str] = {
     "B": 'engine.recall("?! layered !?")',
     "C": 'RemoteMemoryStore(store.path, user_id="  Local-User ").read_all()',
     "D": 'store.append(memory_id="conversation-006", ...)  '
-    "# the file ends in a torn line (no newline)",
-    "E": "store.read_all()  # the LAST line ends in its newline, but is not JSON",
+    "# after the seven complete lines, half of an eighth one (no newline)",
+    "E": "store.read_all()  # after the seven lines, an eighth ends in its newline, not JSON",
     "F": 'RemoteMemoryStore(new_path).append(memory_id="c-1", ...)  '
-    "# a new file; the fsync of its folder fails",
+    "# a new file; the fsync of its directory fails, everything else works",
 }
 
 _HINTS = {
@@ -82,7 +84,7 @@ def _seeded(folder: Path, name: str) -> RemoteMemoryStore:
     return store
 
 
-def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, str | None]:
+def exercise_truth(*, as_of: str = TEACHING_AS_OF) -> dict[str, str | None]:
     """The error class name each call of ``EXERCISE_CALLS`` raises (None: no error),
     each run on fresh copies of the teaching store in a temporary directory."""
     with tempfile.TemporaryDirectory(prefix="memorylib-07-") as tmp:
@@ -130,6 +132,30 @@ def _same_error(given: object, expected: str | None) -> bool:
     return error_name(given) == expected
 
 
+# Names that say only "some error": the base of every memorylib error and what is above it.
+_CATCH_ALL = frozenset(cls.__name__ for cls in RemoteMemoryError.__mro__)
+
+
+def _hint(label: str, given: object, expected: str | None) -> str:
+    """The label's hint, led by "be more specific" when the answer is right by generality.
+
+    The catch-all gets the same words on every label, whatever the call raises, so that an
+    answer of RemoteMemoryError everywhere learns nothing about which calls raise."""
+    name = error_name(given)
+    if name in _CATCH_ALL:
+        return (
+            f"{name} is above every memorylib error, so it names none: give the exact class "
+            f"the call raises, or None. {_HINTS[label]}"
+        )
+    raised = getattr(errors, expected, None) if expected else None
+    if isinstance(raised, type) and name in {cls.__name__ for cls in raised.__mro__[1:]}:
+        return (
+            f"be more specific: {name} is a parent of the class this call raises; name that "
+            f"exact class. {_HINTS[label]}"
+        )
+    return _HINTS[label]
+
+
 def _shown(given: object) -> str:
     name = error_name(given)
     return "no error" if name is None else str(name)
@@ -137,8 +163,10 @@ def _shown(given: object) -> str:
 
 def check_error_predictions(answer: object) -> CheckResult:
     """Self-check for notebook 07: ``answer`` maps "A".."F" to an error class (or its
-    name), or None for "no error". Right when all six are right; wrong with one hint per
-    wrong label; not answered while the placeholder ``...`` (or a ``...`` value) is there.
+    name), or None for "no error". Right when all six are right, each the exact class the
+    call raises (a parent class is wrong, with a "be more specific" hint); wrong with one
+    hint per wrong label; not answered while the placeholder ``...`` (or a ``...`` value)
+    is there.
     """
 
     def judge(answer: object) -> CheckResult:
@@ -148,10 +176,13 @@ def check_error_predictions(answer: object) -> CheckResult:
             "a dict from 'A'..'F' to an error class (or its name) or None",
         )
         truth = exercise_truth()
-        mistakes = grade_labels(truth, given, _HINTS, same=_same_error, shown=_shown)
+        hints = {label: _hint(label, given[label], truth[label]) for label in truth}
+        mistakes = grade_labels(truth, given, hints, same=_same_error, shown=_shown)
         if mistakes is not None:
             return mistakes
         named = {label: expected or "no error" for label, expected in truth.items()}
         return right(f"All {len(truth)} right: {named}.")
 
-    return check_value(answer, judge, placeholder="a dict like {'A': SomeErrorClass, ...}")
+    return check_value(
+        answer, judge, placeholder="a dict from 'A'..'F' to a class, its name, or None"
+    )

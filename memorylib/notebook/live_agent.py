@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,15 +38,17 @@ from memorylib.replay import (
     read_tool_hits,
 )
 from memorylib.runtime import ConfigurationError, runtime_client
-from memorylib.tool import run_recall_tool
+from memorylib.tool import RESTATE_RULE, run_recall_tool
 
 __all__ = [
+    "ANSWER_PREFIX",
     "EXERCISE_ANSWER_TERMS",
     "EXERCISE_CHAT",
     "EXERCISE_QUESTION",
     "EXERCISE_TARGET",
     "MODES",
     "AgentRun",
+    "answer_forms",
     "check_restated_query",
     "format_event",
     "format_transcript",
@@ -158,7 +160,8 @@ def run_agent(
 
     ``question`` defaults to the script's (``data/agent_replay.json``), and ``as_of`` to
     its clock, so every mode reads the frozen store the same way. Script mode can only
-    play its own question, and a request the script did not expect is an error.
+    play its own question, on the JSON path (its replay checks the JSON's hit ids), and a
+    request the script did not expect is an error.
     ``tool_result`` is the loop's option ("json" or "recalled_context"): pass a
     ``system`` built with the same option, so its rules name what the model receives.
     """
@@ -182,6 +185,14 @@ def run_agent(
                 question=asked,
                 error="the script can only play its own question; switch MODE to 'stand-in' "
                 "(offline) or 'live' to ask your own",
+            )
+        if tool_result == "recalled_context":
+            return AgentRun(
+                mode=mode,
+                question=asked,
+                error="the script was written for the JSON path (its replay checks the hit ids "
+                "of the JSON tool result); set TOOL_RESULT = 'json', or switch MODE to "
+                "'stand-in' to read the rendered context",
             )
         client: Any = ReplayClient(script)
         model = client.model
@@ -293,9 +304,26 @@ EXERCISE_CHAT = (
 EXERCISE_QUESTION = EXERCISE_CHAT[-1]["content"]
 EXERCISE_TARGET = "conversation-001"
 
-# The answer to the question: the model cannot know it before recall, so a query that
-# holds one of these terms asks for what it already claims to know.
+# The answer to the question (the format conversation-001 chose, and why): the model cannot
+# know it before recall, so a query that holds one of these words asks for what it already
+# claims to know. Another form of one counts too: a query term is refused when it shares its
+# first ANSWER_PREFIX letters with one of them (json, appended, crashes) or is one of their
+# irregular forms (torn). The notebook states this rule without printing the words.
 EXERCISE_ANSWER_TERMS = ("jsonl", "append", "crash", "tear")
+_IRREGULAR_FORMS = frozenset({"tore", "torn"})
+ANSWER_PREFIX = 4
+
+
+def answer_forms(terms: Iterable[str]) -> list[str]:
+    """The ``terms`` (normalized query terms) that are a form of a word of the answer."""
+    prefixes = {word[:ANSWER_PREFIX] for word in EXERCISE_ANSWER_TERMS}
+    return [
+        term
+        for term in terms
+        if term in _IRREGULAR_FORMS
+        or (len(term) >= ANSWER_PREFIX and term[:ANSWER_PREFIX] in prefixes)
+    ]
+
 
 # Two records the notebook never shows, each sharing one word of the topic and newer than
 # the target: a query that names only part of the topic ranks one of them first.
@@ -322,7 +350,8 @@ def _unseen_records(user_scope: str) -> list[StoredMemory]:
 
 def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) -> CheckResult:
     """Self-check: does ``answer``, sent as the tool's query, rank EXERCISE_TARGET first,
-    without naming the answer (``EXERCISE_ANSWER_TERMS``), on the notebook's store AND on
+    without naming the answer (no form of ``EXERCISE_ANSWER_TERMS``: ``answer_forms``), on
+    the notebook's store AND on
     that store with two unseen records that share part of the topic?
 
     Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
@@ -336,19 +365,20 @@ def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) ->
         if is_error:
             error = data["error"]
             return wrong(f"The tool rejected it ({error['type']}): {error['message']}")
-        if leaked := [t for t in data["query"]["terms"] if t in EXERCISE_ANSWER_TERMS]:
+        if leaked := answer_forms(data["query"]["terms"]):
             return wrong(
-                f"Not yet: {', '.join(leaked)} is the answer, not the question. The model "
-                "recalls because it does not know which format was picked: restate what the "
-                "student asks about (the topic, in the record's words), never the reply."
+                f"Not yet: {', '.join(repr(t) for t in leaked)} "
+                f"{'is a form' if len(leaked) == 1 else 'are forms'} of a word of the record's "
+                "answer, not of the question. The model recalls because it does not know which "
+                f"format was picked or why: the query must {RESTATE_RULE}."
             )
         hits = data["hits"]
         if not hits:
             return wrong(
                 f"No hits for {query!r}: the {data['searched_records']} records share none of "
                 f"its terms {data['query']['terms']}. Retrieval cannot see the chat and does not "
-                "stem ('transcript' is not 'transcripts'): restate the topic the chat is about, "
-                "with words the record uses."
+                "stem (another form of a word is another term): the query must "
+                f"{RESTATE_RULE}."
             )
         top = hits[0]
         if top["memory_id"] != EXERCISE_TARGET:

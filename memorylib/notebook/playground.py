@@ -1,18 +1,22 @@
 """Notebook 08: the query playground. A state in, a view out, and the widget box.
 
-* ``PlaygroundCatalog``: the three ``DATASETS`` (the chapter's seven records, the course
-  corpus, 10,000 generated records per user), one read-only engine per (dataset, user),
-  built on first use;
-* ``playground_view(state, catalog)``: pure, a frozen ``PlaygroundState`` in, a
-  ``PlaygroundView`` out (the normalized query, the funnel, the hits with their breakdown
-  and provenance, the rendered context); a rejected input becomes ``view.error``;
+* ``PlaygroundCatalog``: the three ``DATASETS`` (the contract's seven-record teaching
+  store, the course corpus, 10,000 generated records per user), one read-only engine per
+  (dataset, user), each bound to its own file, built on first use and cached;
+* ``playground_view(state, catalog)``: a frozen ``PlaygroundState`` in, a ``PlaygroundView``
+  out (the normalized query, the funnel, the hits with their breakdown and provenance, the
+  rendered context); a rejected input becomes ``view.error``. Not pure: the first state
+  that needs a store makes the catalog build it. Given the built stores, the same state
+  gives the same view, and nothing is written;
 * the view as text and HTML (``summary_text``, ``hits_table_html``, ``context_html``) and
   as one SVG chart (``playground_svg``: built as a string in about a millisecond, so the
   live chart keeps up with typing; it uses ``charts.COLOURS``);
 * ``PlaygroundApp``: ipywidgets inputs wired to the view (CSS classes ``playground-*``,
   which the browser tests select), ``measure_refresh`` times it;
 * ``use_pipeline(app, pipeline)``: your five stage functions (notebook 06's capstone)
-  beside the library's, under the app; ``check_isolation_query``: the exercise.
+  beside the library's, under the app; ``check_isolation_query`` and
+  ``check_isolation_why`` (``ISOLATION_QUESTION``): the exercise, which refuses the
+  words of the records the notebook prints (``printed_records``, ``printed_words``).
 
 Everything from a query or a record is HTML-escaped.
 """
@@ -44,7 +48,8 @@ from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit import Comparison, Pipeline
 from memorylib.notebook.charts import COLOURS
-from memorylib.notebook.exercises import CheckResult, check_value, right, wrong
+from memorylib.notebook.exercises import CheckResult, Question, check_value, right, wrong
+from memorylib.query import extract_terms, normalize_text
 from memorylib.ranking import ScoreFunction
 from memorylib.records import (
     DEFAULT_LEXICAL_WEIGHT,
@@ -56,16 +61,17 @@ from memorylib.records import (
 )
 from memorylib.render import render_recall_context
 from memorylib.scoring import SCORERS, ScoringPolicy
-from memorylib.seed import TEACHING_AS_OF
 from memorylib.store import RemoteMemoryStore
 from memorylib.synthetic import write_synthetic_store
-from memorylib.timestamps import age_in_days, parse_timestamp
+from memorylib.timestamps import TEACHING_AS_OF, age_in_days, parse_timestamp
 
 __all__ = [
     "AUTO_RECORDS",
     "DATASETS",
     "DEFAULT_STATE",
     "HIT_COLUMNS",
+    "ISOLATION_QUESTION",
+    "PRINTED_HITS",
     "SCORER_PRESETS",
     "USERS",
     "YOURS",
@@ -77,11 +83,14 @@ __all__ = [
     "YoursView",
     "as_of_on",
     "check_isolation_query",
+    "check_isolation_why",
     "context_html",
     "hits_table_html",
     "measure_refresh",
     "playground_svg",
     "playground_view",
+    "printed_records",
+    "printed_words",
     "scorer_options",
     "summary_text",
     "use_pipeline",
@@ -109,10 +118,11 @@ DATASETS: dict[str, DatasetSpec] = {
     for spec in (
         DatasetSpec(
             "chapter",
-            "chapter demo (7 records)",
+            "teaching store (7 records)",
             TEACHING_AS_OF,
             CHAPTER_USER,
-            "the chapter's teaching store: one profile and six conversations of local-user",
+            "the contract's teaching store (one profile, six conversations of local-user), "
+            "which reproduces the chapter's example",
         ),
         DatasetSpec(
             "course",
@@ -950,6 +960,41 @@ def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> YoursPanel:
 # -- your turn ------------------------------------------------------------------------------------
 
 
+# The records whose text notebook 08 prints before its exercise: the hits of its opening
+# state for Mei (titles and snippets, section 2) and of "cache TTL" for each course user
+# (titles and clauses, section 4). The exercise asks for a word found in the playground,
+# so a word of any of these records is refused (the whole record: a superset of what is
+# printed, and a rule a student can read).
+PRINTED_HITS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (DEFAULT_STATE.query, (COURSE_USERS[0],)),
+    ("cache TTL", COURSE_USERS),
+)
+
+
+def printed_records(catalog: PlaygroundCatalog) -> tuple[StoredMemory, ...]:
+    """The records of ``PRINTED_HITS`` (course corpus, the opening state otherwise), in
+    the order the notebook shows them, each once."""
+    found: dict[str, StoredMemory] = {}
+    for query, users in PRINTED_HITS:
+        for user in users:
+            stored = {record.memory_id: record for record in catalog.records("course", user)}
+            view = playground_view(replace(DEFAULT_STATE, query=query, user=user), catalog)
+            for memory_id in view.hit_ids:
+                found.setdefault(memory_id, stored[memory_id])
+    return tuple(found.values())
+
+
+def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
+    """Each term of the title, summary and content of a ``printed_records`` record, and
+    the id of the first record that holds it."""
+    words: dict[str, str] = {}
+    for record in printed_records(catalog):
+        text = f"{record.source.title} {record.summary} {record.content}"
+        for term in extract_terms(normalize_text(text)):
+            words.setdefault(term, record.memory_id)
+    return words
+
+
 def check_isolation_query(
     answer: object,
     catalog: PlaygroundCatalog,
@@ -957,7 +1002,8 @@ def check_isolation_query(
     users: Sequence[str] = (COURSE_USERS[0], COURSE_USERS[1]),
     dataset: str = "course",
 ) -> CheckResult:
-    """Self-check: a query that gives user A hits in ``dataset`` and user B none at all.
+    """Self-check: a query that gives user A hits in ``dataset`` and user B none at all,
+    without a word of a record notebook 08 printed above (``printed_words``).
 
     Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
     """
@@ -983,6 +1029,15 @@ def check_isolation_query(
                 f"{second} also gets hits: {b.hit_ids} — records of {second}'s own that share a "
                 f"term with {a.query.terms}. Pick words only {first} used."
             )
+        printed = printed_words(catalog)
+        seen = [term for term in a.query.terms if term in printed]
+        if seen:
+            return wrong(
+                f"{first} gets hits and {second} none, but {seen[0]!r} is a word of "
+                f"{printed[seen[0]]}, a record whose text this notebook printed above: find "
+                f"a word of your own. Type a topic into the playground with {first}, read the "
+                "titles and snippets of the hits, and try one of their words."
+            )
         assert b.result is not None  # the same query and clock as a's: accepted too
         scopes = {hit.scope.user_scope for hit in a.result.hits}
         assert scopes == {a.user_scope}, scopes  # isolation, checked rather than assumed
@@ -996,3 +1051,48 @@ def check_isolation_query(
     return check_value(
         answer, judge, placeholder="a query string", kind=str, described="a str (a query)"
     )
+
+
+ISOLATION_QUESTION = Question(
+    prompt=(
+        "An import script appends one line to the end of Omar's file (section 4): Mei's\n"
+        "record `mei-conv-040`, copied as it is, her user_scope included. Omar then types\n"
+        "`cache TTL` into the playground (course corpus, limit 5, the chapter's weights).\n"
+        "What does the playground show?"
+    ),
+    choices=(
+        "searched 47 -> candidates 12 -> hits 5, with mei-conv-040 at rank 2: the line is "
+        "in Omar's file now, so it is his to recall",
+        "searched 46 -> candidates 11 -> the same five hits as before: a line of another "
+        "scope is left out when the file is read",
+        "no hits but a RemoteMemoryScopeError for line 53: the store checks each line's "
+        "user_scope against its own as it reads the file, so the recall stops before any "
+        "term is compared",
+        "a RemoteMemoryScopeError for records[52] ('mei-conv-040'), raised by the candidate "
+        "stage once the store has read all 53 lines",
+    ),
+    accepted=("C",),
+    hints={
+        "A": "the file does not make a record Omar's: every line carries its own user_scope, "
+        "and a copied line keeps Mei's. Which part of recall compares that scope with "
+        "Omar's, and what does it do on a mismatch?",
+        "B": "a record of another scope is never left out quietly: section 4 showed the "
+        "candidate stage raising on one rather than skipping it. Look up what CONTRACT.md "
+        "says `read_all()` does with a record of another user_scope.",
+        "D": "the candidate stage would refuse the record (section 4), but it never receives "
+        "it: recall reads the file first. The chapter says the candidate stage checks the "
+        "scope *again* (再次校验): what checked it before?",
+    },
+    why=(
+        "The store checks every line's user_scope against its own while it reads (the "
+        "contract's read_all; the chapter: 读取时 scope 不一致仍会失败). Line 53 is Mei's, so "
+        "Omar's recall raises RemoteMemoryScopeError and the playground shows it in place "
+        "of the hits: a foreign line is an error, never a hit and never a skipped row. The "
+        "candidate stage's check (section 4) is the second of the two."
+    ),
+)
+
+
+def check_isolation_why(answer: object) -> CheckResult:
+    """Self-check of the quiz ``ISOLATION_QUESTION``: a letter, A to D."""
+    return ISOLATION_QUESTION.check(answer)

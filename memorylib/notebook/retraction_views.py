@@ -20,7 +20,7 @@ from memorylib.notebook.exercises import (
     grade_labels,
     right,
 )
-from memorylib.timestamps import CHAPTER_CLOCK
+from memorylib.timestamps import TEACHING_AS_OF
 
 __all__ = [
     "EXERCISE_QUESTIONS",
@@ -70,7 +70,7 @@ _HINTS = {
 }
 
 
-def exercise_truth(*, as_of: str = CHAPTER_CLOCK) -> dict[str, int | str | None]:
+def exercise_truth(*, as_of: str = TEACHING_AS_OF) -> dict[str, int | str | None]:
     """Run ``EXERCISE_STEPS`` on a fresh teaching store in a temporary directory and
     answer ``EXERCISE_QUESTIONS``. A refused step (step 4) is expected and skipped."""
     with tempfile.TemporaryDirectory(prefix="memorylib-07b-") as tmp:
@@ -124,5 +124,8 @@ def check_retraction_predictions(answer: object) -> CheckResult:
         )
 
     return check_value(
-        answer, judge, placeholder='a dict like {"lines": 0, "returned": "r-0", ...}'
+        answer,
+        judge,
+        placeholder="a dict with a value for each of the keys "
+        '"lines", "returned", "profile", "searched" and "retracted"',
     )

@@ -6,7 +6,7 @@ character by character into runs of word characters and runs of Chinese characte
 The notebook's template cell is this file without the function bodies.
 """
 
-# build-it: normalize (notebook 06 runs this cell, as saved, in your pipeline)
+# build-it: normalize (notebook 06c runs this cell, as saved, in your pipeline)
 import unicodedata
 
 

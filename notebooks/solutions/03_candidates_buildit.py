@@ -4,7 +4,7 @@ From the contract alone: check every record's scope first, hide what retractions
 search only conversations, and match terms (normalize, then cut) against the query's.
 """
 
-# build-it: candidate (notebook 06 runs this cell, as saved, in your pipeline)
+# build-it: candidate (notebook 06c runs this cell, as saved, in your pipeline)
 from memorylib import (
     CandidateSet,
     MemoryKind,

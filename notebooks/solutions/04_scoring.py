@@ -1,17 +1,29 @@
 """Reference solution for notebook 04's "Your turn" (for instructors).
 
 q-11 "what is the status of the recall index" has 7 terms (index, is, of, recall,
-status, the, what). mei-conv-056 ("Recall index status: rebuilt for all users, p95
-latency 38 ms.") matches 3 of them: index, recall, status. It was captured on
-2026-09-23 at 07:00 and the query runs at 2026-11-30 09:00, 68 days and 2 hours later.
+status, the, what). Mei's note (memorylib.notebook.buildit.scoring.Q11_NOTE: "Recall
+index status is green again" / "Checked on Friday: every shard answers, p95 latency back
+under 40 ms.") holds 4 of them: index, is, recall, status. It was captured on
+2026-11-27 at 15:20 and the query runs at 2026-11-30 09:00, 2 days and 17 h 40 min later;
+the note's stored_at (2026-11-28 08:05) plays no part in its age.
 """
 
 from datetime import datetime
 
 as_of = datetime.fromisoformat("2026-11-30T09:00:00Z")
-captured_at = datetime.fromisoformat("2026-09-23T07:00:00Z")
-age_days = (as_of - captured_at).total_seconds() / 86_400  # 68.083333...
+captured_at = datetime.fromisoformat("2026-11-27T15:20:00Z")
+age_days = (as_of - captured_at).total_seconds() / 86_400  # 2.736111...
 
-coverage = 3 / 7
+# q-11's terms: index, is, of, recall, status, the, what; the note holds four of them
+matched_terms = ("index", "is", "recall", "status")
+coverage = len(matched_terms) / 7  # kept as 4/7: a rounded 0.571429 multiplied on drifts
 recency = 1 / (1 + age_days / 30)
-my_total = 0.85 * coverage + 0.15 * recency  # 0.410165 after rounding to 6 places
+my_breakdown = {
+    "matched_terms": matched_terms,
+    "lexical_coverage": coverage,  # 0.571429
+    "age_days": age_days,
+    "recency": recency,  # 0.916419
+    "lexical_contribution": 0.85 * coverage,  # 0.485714
+    "recency_contribution": 0.15 * recency,  # 0.137463
+    "total": 0.85 * coverage + 0.15 * recency,  # 0.623177: above mei-conv-005's 0.618984, rank 1
+}

@@ -4,7 +4,7 @@ The chapter's formula, written out: coverage, a clamped fractional age, the hype
 recency, the 0.85 / 0.15 weights, every float rounded to 6 places.
 """
 
-# build-it: score (notebook 06 runs this cell, as saved, in your pipeline)
+# build-it: score (notebook 06c runs this cell, as saved, in your pipeline)
 from datetime import datetime
 
 from memorylib import (

@@ -1,10 +1,14 @@
 """Reference solution for notebook 05's build-it exercise (for instructors).
 
 One sort with one key tuple: numbers negated for the DESC keys (captured_at as epoch
-seconds), memory_id as it is for the ASC key. Then the first ``limit``, ranks from 1.
+seconds, a float: for dates like the course's its step is about 0.24 microseconds, so
+captures a microsecond apart still sort apart; the library's key uses the exact integer
+``epoch_micros``), memory_id as it is for the ASC key. Then the first ``limit``, ranks
+from 1.
 """
 
-# build-it: stable rank (notebook 06 runs this cell, as saved, in your pipeline)
+# build-it: stable rank (notebook 06c runs this cell, as saved, in your pipeline)
+# 06c runs it alone: define or import here everything your function uses
 from datetime import datetime
 
 from memorylib import (

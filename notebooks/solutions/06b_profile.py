@@ -1,8 +1,11 @@
 """Reference solution for notebook 06b's "Your turn" (for instructors).
 
 The memory_id in the ``<remote_profile>`` block of ``build_system_prompt`` for each call,
-each on its own fresh copy of the chapter's teaching store (profile-001, captured
-2026-07-30T09:00:00Z, and six conversations), or None when there is no block:
+or None when there is no block. Each call starts from a fresh store, as the table's "store
+holds" column says: calls A-D from this course's teaching store (the contract's seeded
+store: profile-001, the id of the chapter's example block, captured and stored
+2026-07-30T09:00:00Z, the course's date, and six conversations); calls E and F from the
+same six conversations without profile-001:
 
 A  profile-000, captured 2026-08-01: the newest captured_at wins; that its memory_id is
    smaller matters only on a tie.
@@ -16,6 +19,8 @@ D  profile-001: 2026-07-30T16:00:00+08:00 is 08:00 UTC (the store keeps it as
    given would pick profile-sg.
 E  None: a conversation that talks about the profile is a conversation (recall's road); with
    no PROFILE record the prompt starts with the memory rules, no empty block.
+F  profile-hr: the only PROFILE record. The conversation saying the profile changed is newer
+   (captured_at and stored_at) and on the last line, but it is never injected.
 """
 
 my_prediction = {
@@ -24,4 +29,5 @@ my_prediction = {
     "C": "profile-001",
     "D": "profile-001",
     "E": None,
+    "F": "profile-hr",
 }

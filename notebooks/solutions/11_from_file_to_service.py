@@ -1,23 +1,32 @@
 """Reference solution for notebook 11's "Your turn" (for instructors).
 
-A  alice appends 'm-1' again -> RemoteMemoryDuplicateError: the unique index on
-   (user_scope, memory_id) refuses the second insert; nothing is written.
-B  bob appends 'm-1' into the same file -> no error: bob's user_scope makes it another
-   key, and his record is stored beside alice's (neither can read the other's).
-C  alice retracts 'm-1' a second time -> no error: retraction is idempotent on every
-   backend; the call returns the first retraction and writes nothing.
-D  migrate into a target holding other data -> RemoteMemoryValidationError: migrate
-   only resumes a target that holds a prefix of the source, and refuses anything else
-   before writing.
-E  True: SQLite's indexed recall returns the same RecallResult as the JSONL store.
+alice's SQLite file and her JSONL file both hold the teaching store and her note 'm-1'.
+
+A  alice appends 'm-1' again to her SQLite store -> RemoteMemoryDuplicateError: the unique
+   index on (user_scope, memory_id) refuses the second insert; nothing is written.
+B  bob's store on alice's SQLite file appends 'm-1' -> no error: a SQLite file holds many
+   users' rows; bob's user_scope makes (bob's scope, 'm-1') another key, and his record is
+   stored beside alice's.
+C  bob's store on alice's JSONL file appends 'm-1' -> RemoteMemoryScopeError: a JSONL file
+   holds one user's records; the append reads the file's ids first, and the first record it
+   reads belongs to alice's scope. Nothing is written.
+D  migrate into a target holding a record the source lacks -> RemoteMemoryValidationError:
+   migrate only fills an empty target or resumes one holding a prefix of the source, and
+   refuses anything else before writing.
+E  True: alice's store reads only her scope's rows, so bob's row in the same file is not in
+   her read_all(), which equals her JSONL store's record for record.
 """
 
-from memorylib import RemoteMemoryDuplicateError, RemoteMemoryValidationError
+from memorylib import (
+    RemoteMemoryDuplicateError,
+    RemoteMemoryScopeError,
+    RemoteMemoryValidationError,
+)
 
 my_prediction = {
     "A": RemoteMemoryDuplicateError,
     "B": None,
-    "C": None,
+    "C": RemoteMemoryScopeError,
     "D": RemoteMemoryValidationError,
     "E": True,
 }

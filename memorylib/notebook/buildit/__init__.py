@@ -2,7 +2,8 @@
 
 Each stage notebook (02-06) ends with a build-it exercise: a template cell holding the
 stage function's signature and contract (its first line is ``# build-it: <stage>``), a
-check cell, then the library's real source, closed. The checks:
+check cell, then the library's real source, closed (03 displays it only once the check
+passed, or with ``SHOW_REFERENCE = True``). The checks:
 
 * ``check_normalize(my_normalize_text, my_extract_terms)`` (02)
 * ``check_candidates(my_build_recall_candidates)`` (03)
@@ -22,7 +23,7 @@ One module per stage (``normalize``, ``candidates``, ``scoring``, ``ranking``,
 ``render``: worked examples, a strategy of generated inputs, typical mistakes; the
 "Your turn" checks of 02 to 06 live in their stage's module too:
 ``normalize.check_predicted_terms``, ``candidates.check_quiet_query``,
-``candidates.check_cache_query``, ``scoring.check_q11_total``, ``ranking.check_tie_order``
+``candidates.check_cache_query``, ``scoring.check_q11_note``, ``ranking.check_tie_order``
 and ``render.check_render_predictions``), 06b's profile
 check (``profile``: the profile takes no stage), the records they share (``fixtures``),
 the closed source (``reference``) and the capstone (``pipeline``, and its exercise
@@ -41,8 +42,9 @@ from memorylib.notebook.buildit.pipeline import (
     PipelineRun,
     compare_on_corpus,
     load_buildit_cells,
+    run_alone,
 )
-from memorylib.notebook.buildit.ranking import STABLE_RANK_RECALL_CANDIDATES
+from memorylib.notebook.buildit.ranking import ALONE_HINT, STABLE_RANK_RECALL_CANDIDATES
 from memorylib.notebook.buildit.reference import ReferenceSource, reference_source
 from memorylib.notebook.buildit.render import RENDER_RECALL_CONTEXT
 from memorylib.notebook.buildit.scoring import SCORE_RECALL_CANDIDATE
@@ -51,6 +53,7 @@ from memorylib.notebook.exercises import (
     FunctionExercise,
     Verdict,
     check_function,
+    wrong,
 )
 
 __all__ = [
@@ -110,8 +113,19 @@ def check_scoring(score_recall_candidate: object) -> CheckResult:
 
 
 def check_ranking(stable_rank_recall_candidates: object) -> CheckResult:
-    """Stage 4: ``stable_rank_recall_candidates(query, candidates, *, as_of, score=...)``."""
-    return check_function(STABLE_RANK_RECALL_CANDIDATES, stable_rank_recall_candidates)
+    """Stage 4: ``stable_rank_recall_candidates(query, candidates, *, as_of, score=...)``.
+
+    A function written in a notebook cell is checked as that cell defines it when it runs
+    alone (``run_alone``), the way notebook 06c runs the saved cell: a function that reads
+    a name from another cell of notebook 05 (``four_keys``, an import) fails here too."""
+    alone, problem = run_alone(stable_rank_recall_candidates)
+    if problem is not None:
+        return wrong(
+            f"Your build-it cell raised {problem} when run alone, as notebook 06c runs it. "
+            f"{ALONE_HINT}"
+        )
+    name = getattr(stable_rank_recall_candidates, "__name__", None)
+    return check_function(STABLE_RANK_RECALL_CANDIDATES, alone, name=name)
 
 
 def check_render(render_recall_context: object) -> CheckResult:

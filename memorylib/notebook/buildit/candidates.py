@@ -403,6 +403,7 @@ BUILD_RECALL_CANDIDATES = FunctionExercise(
     show=_show,
     show_call=_show_call,
     mistakes=MISTAKES,
+    refuses=(build_recall_candidates,),
     error_hints=(
         (
             "required positional argument",

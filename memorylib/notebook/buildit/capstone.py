@@ -111,7 +111,7 @@ def broken_pipeline(label: str) -> Pipeline:
 
 def first_difference_truth() -> dict[str, str]:
     """For each broken pipeline: the first stage where it differs from the library on the
-    chapter's example (the teaching records, the chapter's clock, query_id "query-1"), or
+    chapter's example (the teaching records, the teaching clock, query_id "query-1"), or
     "none"."""
     truth = {}
     for label in BROKEN:

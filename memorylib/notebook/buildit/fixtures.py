@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from memorylib.interface import new_memory, new_retraction, user_scope_for
 from memorylib.query import normalize_recall_query
 from memorylib.records import MemoryKind, MemorySource, RecallQuery, StoredMemory
-from memorylib.seed import TEACHING_AS_OF, TEACHING_RECORDS
-from memorylib.timestamps import format_timestamp, parse_timestamp
+from memorylib.seed import TEACHING_RECORDS
+from memorylib.timestamps import TEACHING_AS_OF, format_timestamp, parse_timestamp
 
 __all__ = [
     "CHAPTER_QUERY",

@@ -9,8 +9,9 @@ casefolding leaves un-normalized). ``extract_terms`` gets already-normalized tex
 its contract says.
 
 "Your turn" asks for the terms of ``EXERCISE_TEXT``, a text the notebook never
-normalizes; any order is right (the contract sorts by code point, which nobody does by
-eye), each term once.
+normalizes: right only if the answer holds exactly stage 1's terms (none missing, none
+extra, none repeated), in any order (the contract sorts by code point, which nobody does
+by eye).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ NORMALIZE_TEXT = FunctionExercise(
     ),
     cases=TEXTS.map(Call),
     read=_a_str,
+    refuses=(normalize_text,),
     mistakes=(
         Mistake(
             "no NFKC",
@@ -206,6 +208,7 @@ EXTRACT_TERMS = FunctionExercise(
     ),
     cases=TEXTS.map(normalize_text).map(Call),
     read=_a_tuple,
+    refuses=(extract_terms,),
     mistakes=(
         Mistake(
             "sorted but not unique",
@@ -248,8 +251,8 @@ EXTRACT_TERMS = FunctionExercise(
         ),
         Mistake(
             "only ASCII letters make words",
-            "Letters of every script are word characters (str.isalnum()): 'café' is one term, "
-            "not 'caf', and 'память' stays whole.",
+            "Letters and digits of other scripts are word characters too (str.isalnum()): "
+            "'café' is one term, not 'caf', and 'память' stays whole.",
             lambda text: _terms(text, word=lambda c: c.isascii() and (c.isalnum() or c == "_")),
         ),
         Mistake(
@@ -295,7 +298,8 @@ EXERCISE_TEXT = "ＳＱＬｉｔｅ  WAL 持久化方案"  # fullwidth Latin, up
 
 
 def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> CheckResult:
-    """Predicted terms of ``text``: right in any order, each term once; else a hint."""
+    """Predicted terms of ``text``: right when they are exactly stage 1's terms, each once,
+    in any order; a subset, a superset or a repeat is wrong, with a hint."""
 
     def judge(answer: object) -> CheckResult:
         given = expect_sequence(answer, "a tuple (or list) of str, one per term", item=str)
@@ -306,7 +310,7 @@ def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> CheckRes
                 "lists them sorted by code point)."
             )
         if sorted(set(given)) == list(expected):
-            return wrong("The right terms, but each term is listed once.")
+            return wrong("The right terms, but terms are unique: list each term only once.")
         hints = []
         if any(t != t.casefold() for t in given):
             hints.append("casefold: every term is lower case")

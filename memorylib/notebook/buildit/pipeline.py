@@ -58,6 +58,7 @@ __all__ = [
     "Slot",
     "compare_on_corpus",
     "load_buildit_cells",
+    "run_alone",
 ]
 
 
@@ -181,9 +182,8 @@ def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[s
         filename = f"<{notebook}: build-it cell>"
         source = sources[-1]
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        namespace: dict[str, Any] = {"__name__": f"buildit_{Path(notebook).stem}"}
         try:
-            exec(compile(source, filename, "exec"), namespace)
+            namespace = _run_cell(source, filename, f"buildit_{Path(notebook).stem}")
         except Exception as exc:  # the student's cell: report it, run the reference
             line = line_in(exc, filename) or ""
             for slot in slots:
@@ -197,6 +197,48 @@ def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[s
             else:
                 notes[slot.name] = f"no function {slot.yours} in the build-it cell of {notebook}"
     return found, notes
+
+
+def _run_cell(source: str, filename: str, module: str = "buildit_cell") -> dict[str, Any]:
+    """Run one cell's source in a fresh namespace of its own, with nothing else of its
+    notebook; its namespace afterwards."""
+    namespace: dict[str, Any] = {"__name__": module}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
+_ALONE: list[str] = []  # the cells being run alone now (a cell may call its own check)
+
+
+def run_alone(function: object) -> tuple[object, str | None]:
+    """``function`` as its notebook cell defines it when that cell runs alone, as
+    ``load_buildit_cells`` (notebook 06c) runs the saved cell: (that function, None), or
+    (None, what went wrong) when the cell raised. A check that runs this, not the function
+    the notebook holds, fails a function that reads a name defined in another cell (a key
+    function, an import) the way 06c would. ``(function, None)`` when its source is not a
+    cell the kernel compiled (a function from a file, not a function) or the cell alone
+    defines no function of its name.
+    """
+    code = getattr(function, "__code__", None)
+    name = getattr(function, "__name__", None)
+    entry = None if code is None else linecache.cache.get(code.co_filename)
+    # a cell: defined in __main__, and linecache holds its source with no mtime
+    in_a_cell = getattr(function, "__module__", None) == "__main__"
+    if code is None or not in_a_cell or entry is None or len(entry) != 4 or entry[1] is not None:
+        return function, None
+    if code.co_filename in _ALONE:
+        return function, None
+    _ALONE.append(code.co_filename)
+    try:
+        namespace = _run_cell("".join(entry[2]), code.co_filename)
+    except Exception as exc:  # the student's cell
+        line = line_in(exc, code.co_filename)
+        where = f" ({line})" if line else ""
+        return None, f"{type(exc).__name__}: {exc}{where}"
+    finally:
+        _ALONE.remove(code.co_filename)
+    alone = namespace.get(name) if isinstance(name, str) else None
+    return (alone, None) if callable(alone) else (function, None)
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -458,14 +500,25 @@ def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, s
         theirs = chapter_breakdown_fields(hit.score_breakdown)
         if mine is not None and not same(mine, theirs):
             return ("score", f"{hit.memory_id}: total {mine['total']} vs yours {theirs['total']}")
-    if reference.result.hits != yours.result.hits:
+    # the engine's one comparison: a total one unit off in the sixth place (your scorer
+    # adding its rounded contributions) is the same hit
+    if not same(reference.result.hits, yours.result.hits):
         return (
             "stable rank",
             f"{_hits_detail(reference.result.hits)} vs yours {_hits_detail(yours.result.hits)}",
         )
     if not _same_context(reference.context or "", yours.context):
-        return ("render", "the rendered context reads differently to an XML parser")
+        theirs = _reference_render(yours.result)  # the library's render of YOUR hits
+        if theirs is None or not _same_context(theirs, yours.context):
+            return ("render", "the rendered context reads differently to an XML parser")
     return None
+
+
+def _reference_render(result: RecallResult) -> str | None:
+    try:
+        return RENDER_RECALL_CONTEXT.reference(result)
+    except Exception:  # hits the library cannot render: judged against its own run only
+        return None
 
 
 def _same_context(expected: str, got: object) -> bool:

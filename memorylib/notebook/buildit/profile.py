@@ -1,9 +1,11 @@
 """Notebook 06b's "Your turn": which profile snapshot does a new session get?
 
 The profile takes no stage of the pipeline (store -> latest snapshot -> system prompt),
-so this is not a build-it; it sits here with the other exercise definitions. Each
-scenario appends records to a fresh teaching store; the truth is read back from
-``build_system_prompt``, what the model would really receive.
+so this is not a build-it; it sits here with the other exercise definitions. Each call
+starts from a fresh store, named in the table like every other column: this course's
+teaching store (profile-001 and six conversations) or its six conversations alone, then
+appends the records shown. The truth is read back from ``build_system_prompt``, what the
+model would really receive.
 """
 
 from __future__ import annotations
@@ -28,13 +30,18 @@ from memorylib.store import RemoteMemoryStore
 from memorylib.tool import build_system_prompt
 
 __all__ = [
+    "PLACEHOLDER",
     "PROFILE_SCENARIOS",
     "check_profile_predictions",
     "profile_exercise_frame",
     "profile_exercise_truth",
 ]
 
-_FIRST_SNAPSHOT = "2026-07-30T09:00:00Z"  # profile-001's captured_at in the teaching store
+PLACEHOLDER = "a dict mapping each of 'A'..'F' to a memory_id (a str) or None"
+
+# What each call's fresh store holds before its appends (the table's "store holds" column).
+TEACHING_STORE = "profile-001 + 6 conversations"
+CONVERSATIONS_ONLY = "6 conversations only"
 
 
 def _profile(memory_id: str, captured_at: str, stored_at: str, summary: str) -> dict[str, Any]:
@@ -48,24 +55,24 @@ def _profile(memory_id: str, captured_at: str, stored_at: str, summary: str) -> 
     }
 
 
-_PROFILE_CHANGED = {
-    "kind": MemoryKind.CONVERSATION,
-    "memory_id": "conversation-007",
-    "content": "The user said their profile changed: now a staff engineer who wants long answers.",
-    "summary": "Updated profile: staff engineer, prefers long answers.",
-    "source": MemorySource(
-        "transcript-conversation-007",
-        "conversation_transcript",
-        "profile update",
-        "2026-08-02T09:00:00Z",
-    ),
-    "stored_at": "2026-08-02T09:00:00Z",
-}
+def _profile_changed(memory_id: str, summary: str, content: str, at: str) -> dict[str, Any]:
+    """A CONVERSATION in which the user says their profile changed."""
+    return {
+        "kind": MemoryKind.CONVERSATION,
+        "memory_id": memory_id,
+        "content": content,
+        "summary": summary,
+        "source": MemorySource(
+            f"transcript-{memory_id}", "conversation_transcript", "profile update", at
+        ),
+        "stored_at": at,
+    }
 
-# label -> (what happens, the records appended to a fresh teaching store). "E" starts from
-# the six conversations alone: its snapshot is never written.
-PROFILE_SCENARIOS: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {
+
+# label -> (what the fresh store holds, what happens, the records appended to it).
+PROFILE_SCENARIOS: dict[str, tuple[str, str, tuple[dict[str, Any], ...]]] = {
     "A": (
+        TEACHING_STORE,
         "append a snapshot captured two days later",
         (
             _profile(
@@ -77,6 +84,7 @@ PROFILE_SCENARIOS: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {
         ),
     ),
     "B": (
+        TEACHING_STORE,
         "append two snapshots captured at the same instant, one day later",
         (
             _profile(
@@ -94,6 +102,7 @@ PROFILE_SCENARIOS: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {
         ),
     ),
     "C": (
+        TEACHING_STORE,
         "append a snapshot imported today from an old wiki",
         (
             _profile(
@@ -105,6 +114,7 @@ PROFILE_SCENARIOS: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {
         ),
     ),
     "D": (
+        TEACHING_STORE,
         "append a snapshot whose clock says Singapore time",
         (
             _profile(
@@ -116,40 +126,68 @@ PROFILE_SCENARIOS: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {
         ),
     ),
     "E": (
-        "store the six conversations and one saying the profile changed (no snapshot)",
-        (_PROFILE_CHANGED,),
+        CONVERSATIONS_ONLY,
+        "append a conversation saying the profile changed",
+        (
+            _profile_changed(
+                "conversation-007",
+                "Updated profile: staff engineer, prefers long answers.",
+                "The user said their profile changed: now a staff engineer who wants long answers.",
+                "2026-08-02T09:00:00Z",
+            ),
+        ),
+    ),
+    "F": (
+        CONVERSATIONS_ONLY,
+        "append an HR snapshot, then a conversation saying the profile changed",
+        (
+            _profile(
+                "profile-hr",
+                "2026-07-01T09:00:00Z",
+                "2026-08-02T10:00:00Z",
+                "Platform engineer; prefers answers with a checklist.",
+            ),
+            _profile_changed(
+                "conversation-008",
+                "Profile changed: moved to the data team, prefers Chinese.",
+                "The user said their profile changed: moved to the data team and now "
+                "prefers answers in Chinese.",
+                "2026-08-02T11:00:00Z",
+            ),
+        ),
     ),
 }
 
 
 def _scenario_store(label: str, folder: Path) -> RemoteMemoryStore:
+    holds, _, appended = PROFILE_SCENARIOS[label]
     store = RemoteMemoryStore(folder / f"profile-{label}.jsonl")
-    if label == "E":
-        store.append_many([r for r in TEACHING_RECORDS if r["kind"] is MemoryKind.CONVERSATION])
-    else:
+    if holds == TEACHING_STORE:
         seed_teaching_store(store)
-    store.append_many(PROFILE_SCENARIOS[label][1])
+    else:
+        store.append_many([r for r in TEACHING_RECORDS if r["kind"] is MemoryKind.CONVERSATION])
+    store.append_many(appended)
     return store
 
 
 def profile_exercise_frame() -> pd.DataFrame:
-    """The task: one row per appended record (kind, memory_id, captured_at and stored_at
-    as written by the scenario), no answer."""
+    """The task: one row per appended record (what the call's fresh store holds, kind,
+    memory_id, captured_at and stored_at as written by the scenario), no answer."""
     rows = [
         (
             label,
+            holds,
             what,
             record["kind"].value,
             record["memory_id"],
             record["source"].captured_at,
             record["stored_at"],
         )
-        for label, (what, records) in PROFILE_SCENARIOS.items()
+        for label, (holds, what, records) in PROFILE_SCENARIOS.items()
         for record in records
     ]
-    return pd.DataFrame(
-        rows, columns=["call", "what happens", "kind", "memory_id", "captured_at", "stored_at"]
-    )
+    columns = ["call", "store holds", "what happens", "kind", "memory_id", "captured_at"]
+    return pd.DataFrame(rows, columns=[*columns, "stored_at"])
 
 
 def _injected(system_prompt: str) -> str | None:
@@ -181,6 +219,7 @@ _PROFILE_HINTS = {
     "C": "the file line and stored_at are not in the key: only (captured_at, memory_id).",
     "D": "captured_at is compared as an instant: convert the offset to UTC first.",
     "E": "only PROFILE records can be injected; without one there is no block at all.",
+    "F": "only PROFILE records can be injected, however new a conversation is or what it says.",
 }
 
 
@@ -193,25 +232,24 @@ def _same_profile(given: object, expected: str | None) -> bool:
 
 
 def check_profile_predictions(answer: object) -> CheckResult:
-    """Self-check for notebook 06b: ``answer`` maps "A".."E" to the injected memory_id or None.
+    """Self-check for notebook 06b: ``answer`` maps "A".."F" to the injected memory_id or None.
 
-    Right when all five are right; wrong with one hint per wrong label; not answered
+    Right when all six are right; wrong with one hint per wrong label; not answered
     while the placeholder ``...`` (or a ``...`` value) is still there.
     """
 
     def judge(answer: object) -> CheckResult:
         given = expect_labels(
-            answer, PROFILE_SCENARIOS, "a dict from 'A'..'E' to a memory_id or None"
+            answer, PROFILE_SCENARIOS, "a dict from 'A'..'F' to a memory_id or None"
         )
         mistakes = grade_labels(profile_exercise_truth(), given, _PROFILE_HINTS, same=_same_profile)
         if mistakes is not None:
             return mistakes
         return right(
-            "All 5 right. The newest PROFILE by (captured_at as an instant, then the larger "
+            "All 6 right. The newest PROFILE by (captured_at as an instant, then the larger "
             "memory_id as text) is injected, whatever its line in the file; nothing else "
             "ever is."
         )
 
-    return check_value(
-        answer, judge, placeholder="a dict like {'A': 'profile-999', 'B': None, ...}"
-    )
+    # The placeholder names the shape only: no candidate memory_id, no label with a value.
+    return check_value(answer, judge, placeholder=PLACEHOLDER)

@@ -1,11 +1,13 @@
 """Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, and
 the "Your turn" check of six rows put in order by hand (``check_tie_order``).
 
-The build-it is checked against ``memorylib.ranking`` (with the library's scorer, as the exercise's
-default ``score``) on the whole hits: rank, memory_id, snippet, scope, provenance and
-breakdown, in order. Generated candidate lists are built to tie: a few matched-term
-counts, capture times shared by several records, captures after ``as_of`` (all age 0),
-and two captures half a second apart whose ISO texts sort the wrong way round
+The build-it is checked against ``memorylib.ranking`` (with the library's scorer, as the
+exercise's default ``score``) on every field of every hit, in order: query_id, memory_id,
+rank, snippet, scope, provenance and score_breakdown (``buildit.check_ranking`` checks a
+function from a notebook cell as the cell defines it when run alone, as 06c runs it).
+Generated candidate lists are built to tie: a few matched-term counts, capture times
+shared by several records, captures after ``as_of`` (all age 0), and two captures half a
+second apart whose ISO texts sort the wrong way round
 (``...12:00:00.500000Z`` is later than ``...12:00:00Z`` but sorts before it as text).
 """
 
@@ -53,10 +55,9 @@ from memorylib.records import (
     StoredMemory,
 )
 from memorylib.scoring import score_recall_candidate
-from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import epoch_micros
+from memorylib.timestamps import TEACHING_AS_OF, epoch_micros
 
-__all__ = ["STABLE_RANK_RECALL_CANDIDATES", "check_tie_order", "tie_exercise"]
+__all__ = ["ALONE_HINT", "STABLE_RANK_RECALL_CANDIDATES", "check_tie_order", "tie_exercise"]
 
 TERMS = ("cache", "index", "memory", "recall")
 HALF_SECOND = 0.5 / 86_400
@@ -321,7 +322,7 @@ def _examples() -> tuple[Named, ...]:
             ),
         ),
         Named(
-            "limit 2 keeps the best two of four",
+            "limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
             _ranked(
                 TERMS[:3],
                 2,
@@ -337,6 +338,12 @@ def _examples() -> tuple[Named, ...]:
     )
 
 
+ALONE_HINT = (
+    "Notebook 06c runs this cell alone, as saved, with nothing else of notebook 05: define "
+    "or import in this cell everything your function uses (a key like four_keys, and "
+    "epoch_micros from memorylib.timestamps if it uses that)."
+)
+
 STABLE_RANK_RECALL_CANDIDATES = FunctionExercise(
     function="stable_rank_recall_candidates",
     reference=stable_rank_recall_candidates,
@@ -346,7 +353,9 @@ STABLE_RANK_RECALL_CANDIDATES = FunctionExercise(
     show=_show,
     show_call=_show_call,
     mistakes=MISTAKES,
+    refuses=(stable_rank_recall_candidates,),
     error_hints=(
+        ("NameError", ALONE_HINT),
         (
             "'<' not supported between instances",
             "Sorting tuples that hold a candidate or a "
@@ -404,7 +413,7 @@ def tie_exercise() -> tuple[RecallQuery, tuple[StoredMemory, ...]]:
         for memory_id, text, when in TIE_ROWS
     )
     query = normalize_recall_query(
-        TIE_QUERY, user_scope=scope, limit=6, query_id="q-05-exercise", issued_at=COURSE_AS_OF
+        TIE_QUERY, user_scope=scope, limit=6, query_id="tie-exercise", issued_at=COURSE_AS_OF
     )
     return query, records
 

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-import pandas as pd
 from hypothesis import strategies as st
 
 from memorylib.engine import RecallEngine
@@ -53,8 +52,9 @@ from memorylib.notebook.exercises import (
 from memorylib.pipeline import recall_pipeline
 from memorylib.records import MemoryKind, MemorySource, RecallResult, StoredMemory
 from memorylib.render import render_recall_context
-from memorylib.seed import TEACHING_AS_OF, seed_teaching_store
+from memorylib.seed import seed_teaching_store
 from memorylib.store import RemoteMemoryStore
+from memorylib.timestamps import TEACHING_AS_OF
 from memorylib.tool import recall_history
 
 __all__ = [
@@ -63,7 +63,6 @@ __all__ = [
     "RENDER_RECORD",
     "check_render_predictions",
     "parsed_tree",
-    "render_exercise_frame",
     "render_exercise_truth",
 ]
 
@@ -364,6 +363,7 @@ RENDER_RECALL_CONTEXT = FunctionExercise(
     show=_show,
     show_call=_show_call,
     mistakes=MISTAKES,
+    refuses=(render_recall_context,),
     error_hints=(
         (
             "Unknown format code 'f' for object of type 'str'",
@@ -391,35 +391,21 @@ RENDER_RECORD: dict[str, Any] = {
     "stored_at": "2026-07-31T10:00:00Z",
 }
 
-# label -> (what to predict, query text, limit). "snippet-xml": the characters between
+# label -> (what to predict, query text, limit); notebook 06 shows the (query, limit) pairs
+# as its CALLS (a test keeps the two equal). "snippet-xml": the characters between
 # conversation-007's <snippet> and </snippet> in the rendered block; "snippet-json": the
 # characters between the quotes of its "snippet" value in the tool's JSON text; "hits":
 # the number of <hit> elements, or "rejected" when recall raises before anything renders.
+# D's "decision" is a word of conversation-004's title only: searching titles would give 2.
 RENDER_CALLS: dict[str, tuple[str, str, int]] = {
     "A": ("snippet-xml", "quote ids", 5),
     "B": ("snippet-json", "quote ids", 5),
     "C": ("hits", "sqlite jsonl wal", 5),
-    "D": ("hits", "persistence decision", 5),
+    "D": ("hits", "shell decision", 5),
     "E": ("hits", "layered memory", 11),
-}
-_ASKED = {
-    "snippet-xml": "conversation-007's <snippet> text, exactly as the rendered block spells it",
-    "snippet-json": "conversation-007's snippet, exactly as the tool's JSON text spells it",
-    "hits": 'the number of <hit> elements in the rendered block, or "rejected"',
 }
 _TARGET = RENDER_RECORD["memory_id"]
 _JSON_STRING = r'"((?:[^"\\]|\\.)*)"'  # a JSON string literal, escapes and all
-
-
-def render_exercise_frame() -> pd.DataFrame:
-    """The task: one row per call (query, limit, what to predict), no answer."""
-    return pd.DataFrame(
-        [
-            (label, repr(text), limit, _ASKED[asked])
-            for label, (asked, text, limit) in RENDER_CALLS.items()
-        ],
-        columns=["call", "query", "limit", "predict"],
-    )
 
 
 def _xml_snippet(block: str) -> str | None:
@@ -440,8 +426,9 @@ def render_exercise_truth() -> dict[str, int | str | None]:
     """What reaches the model for each call, computed by the library.
 
     Each call runs on a fresh teaching store plus ``RENDER_RECORD`` (in a temporary
-    directory) at the chapter's clock, through ``recall_history`` (the JSON text) and
-    ``render_recall_context`` of the same result (the block).
+    directory) at the course's teaching clock ``TEACHING_AS_OF``, through
+    ``recall_history`` (the JSON text) and ``render_recall_context`` of the same result
+    (the block).
     """
     truth: dict[str, int | str | None] = {}
     with tempfile.TemporaryDirectory(prefix="memorylib-06-") as tmp:
@@ -496,7 +483,8 @@ def check_render_predictions(answer: object) -> CheckResult:
 
     A and B are strings (the characters as they stand in the block or in the JSON text;
     the JSON string's own surrounding quotes may be included), C-E a number or
-    "rejected". Right when all five are right; one hint per wrong label.
+    "rejected". A and B must be the whole text (outer spaces aside): a prefix or a part
+    of it is wrong. Right when all five are right; one hint per wrong label.
     """
 
     def judge(answer: object) -> CheckResult:
@@ -506,6 +494,13 @@ def check_render_predictions(answer: object) -> CheckResult:
         truth = render_exercise_truth()
         hints = dict(_RENDER_HINTS)
         stored = RENDER_RECORD["summary"]
+        for label in ("A", "B"):
+            text = _as_text(given[label])
+            if isinstance(text, str) and text and text != truth[label] and text in truth[label]:
+                hints[label] = (
+                    "that is only part of it: type every character of the snippet, from its "
+                    "first to its last."
+                )
         if _as_text(given["A"]) == truth["B"]:
             hints["A"] = "that is how the JSON text spells it; the block uses entities (&lt;)."
         if _as_text(given["B"]) == truth["A"]:

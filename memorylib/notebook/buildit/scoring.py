@@ -1,11 +1,16 @@
 """Stage 3 exercises (notebook 04): the build-it ``score_recall_candidate``, and the
-"Your turn" check of q-11's total (``check_q11_total``).
+"Your turn" check (``check_q11_note``): the breakdown, part by part, of a note no store
+holds (``Q11_NOTE``) for labelled query q-11, with its working (the matched terms and the
+age in days).
 
 The build-it is checked against ``memorylib.scoring`` with its default policy (the
 chapter's weights 0.85 / 0.15, with the contract's coverage = matched / query terms and
 its recency 1 / (1 + age / 30)) on the seven fields the chapter defines. Floats must be
-rounded to 6 places, and are compared within the engine's ``TOLERANCE`` (adding two
-rounded contributions is as right as rounding their sum).
+rounded to 6 places, and are compared within one unit of the sixth place (the engine's
+``within``), so a total that adds the two rounded contributions is as right as the
+library's rounded unrounded sum (0.283333 + 0.133333 = 0.416666 against 0.416667). A
+body that calls the library's ``score_recall_candidate`` (directly, or through the
+pipeline or the ranker) is refused.
 
 Generated candidates match 1..n of n query terms (n up to 7) and were captured from 400
 days before ``as_of`` to 3 days after it, at whole and fractional days, and stored some
@@ -16,15 +21,18 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from hypothesis import strategies as st
 
-from memorylib.candidates import build_recall_candidates
+from memorylib.candidates import build_recall_candidates, searchable_terms
 from memorylib.datasets import course_records, load_labelled_queries
 from memorylib.errors import RemoteMemoryValidationError
+from memorylib.interface import new_memory
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
     RecordSpec,
@@ -33,6 +41,7 @@ from memorylib.notebook.buildit.fixtures import (
     make_query,
 )
 from memorylib.notebook.exercises import (
+    FLOAT_NOISE,
     Call,
     CheckResult,
     FunctionExercise,
@@ -40,25 +49,38 @@ from memorylib.notebook.exercises import (
     Mistake,
     Named,
     check_value,
-    expect_number,
+    grade_labels,
+    not_answered,
     right,
     same,
+    say,
     wrong,
 )
 from memorylib.pipeline import recall_pipeline
-from memorylib.query import normalize_recall_query
-from memorylib.records import RecallCandidate, RecallQuery, RecallScoreBreakdown, StoredMemory
+from memorylib.query import normalize_recall_query, normalize_text
+from memorylib.records import (
+    DEFAULT_LEXICAL_WEIGHT,
+    DEFAULT_RECENCY_WEIGHT,
+    DEFAULT_RECENCY_WINDOW_DAYS,
+    MemoryKind,
+    MemorySource,
+    RecallCandidate,
+    RecallHit,
+    RecallQuery,
+    RecallScoreBreakdown,
+    StoredMemory,
+)
 from memorylib.scoring import score_recall_candidate
-from memorylib.seed import TEACHING_AS_OF
-from memorylib.timestamps import SECONDS_PER_DAY, age_in_days, parse_timestamp
+from memorylib.timestamps import SECONDS_PER_DAY, TEACHING_AS_OF, age_in_days, parse_timestamp
 
 __all__ = [
     "FIELDS",
+    "Q11_NOTE",
+    "Q11_PARTS",
     "Q11_RECORD",
     "SCORE_RECALL_CANDIDATE",
     "chapter_breakdown_fields",
-    "check_q11_total",
-    "q11_inputs",
+    "check_q11_note",
 ]
 
 TERMS = ("cache", "index", "layered", "memory", "recall", "sqlite", "wal")
@@ -123,7 +145,7 @@ def _read(result: Any, call: Call) -> dict[str, Any]:
         value = fields[name]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise Malformed(f"{name} must be a number, not {type(value).__name__}")
-        if round(value, 6) != value:
+        if abs(round(value, 6) - value) > FLOAT_NOISE:  # 0.283333 + 0.15 is rounded too
             raise Malformed(
                 f"{name} {value!r} is not rounded: round every float of the breakdown to "
                 "6 places (round(x, 6)), as the contract says"
@@ -338,6 +360,7 @@ SCORE_RECALL_CANDIDATE = FunctionExercise(
     show=_show,
     show_call=_show_call,
     mistakes=MISTAKES,
+    refuses=(score_recall_candidate,),
     error_hints=(
         (
             "'str' and 'datetime",
@@ -354,14 +377,36 @@ SCORE_RECALL_CANDIDATE = FunctionExercise(
 )
 
 
-# -- notebook 04's "Your turn": q-11's total for mei-conv-056, by hand ---------------------------
+# -- notebook 04's "Your turn": a note that no store holds, scored by hand for q-11 --------------
 
 Q11 = "q-11"  # labelled "stopword_noise": the record a person wants misses the top 5
-Q11_RECORD = "mei-conv-056"
+Q11_RECORD = "mei-conv-056"  # that record (notebook 04 shows its breakdown)
+# A status note Mei could have saved. No store of the course holds it, so no output of the
+# notebook shows its numbers. The library could compute them (a student could append it to a
+# store and recall); the exercise is to work them out from these facts, and the check asks
+# for the working (the matched terms, the age in days) as well as the breakdown.
+Q11_NOTE = MappingProxyType(
+    {
+        "summary": "Recall index status is green again",
+        "content": "Checked on Friday: every shard answers, p95 latency back under 40 ms.",
+        "captured_at": "2026-11-27T15:20:00Z",
+        "stored_at": "2026-11-28T08:05:00Z",
+    }
+)
+Q11_PARTS = (
+    "matched_terms",
+    "lexical_coverage",
+    "age_days",
+    "recency",
+    "lexical_contribution",
+    "recency_contribution",
+    "total",
+)
 
 
 @functools.cache
-def _q11() -> tuple[tuple[StoredMemory, ...], RecallQuery, RecallCandidate, str]:
+def _q11() -> tuple[tuple[StoredMemory, ...], RecallQuery, StoredMemory, str]:
+    """Mei's records, q-11's query, the note as a record of hers, and q-11's as_of."""
     (labelled,) = [q for q in load_labelled_queries() if q.query_id == Q11]
     records = course_records(labelled.user_id)
     query = normalize_recall_query(
@@ -370,93 +415,255 @@ def _q11() -> tuple[tuple[StoredMemory, ...], RecallQuery, RecallCandidate, str]
         query_id=labelled.query_id,
         issued_at=labelled.as_of,
     )
-    candidates = build_recall_candidates(query, records).candidates
-    (candidate,) = [c for c in candidates if c.record.memory_id == Q11_RECORD]
-    return records, query, candidate, labelled.as_of
+    note = new_memory(
+        user_scope=query.user_scope,
+        kind=MemoryKind.CONVERSATION,
+        memory_id="mei-note-q11",
+        summary=Q11_NOTE["summary"],
+        content=Q11_NOTE["content"],
+        source=MemorySource(
+            "note-q11", "conversation_transcript", "a status note", Q11_NOTE["captured_at"]
+        ),
+        stored_at=Q11_NOTE["stored_at"],
+    )
+    return records, query, note, labelled.as_of
 
 
-def q11_inputs() -> tuple[RecallQuery, RecallCandidate, str]:
-    """q-11's query (its own query_id and as_of), mei-conv-056's candidate, and the as_of."""
-    _, query, candidate, as_of = _q11()
-    return query, candidate, as_of
+@functools.cache
+def _q11_hits() -> tuple[RecallHit, ...]:
+    """q-11's five hits under the default policy (the notebook shows them)."""
+    records, query, _, as_of = _q11()
+    return recall_pipeline(query, records, as_of=as_of).hits
 
 
-def _q11_mistakes() -> tuple[tuple[float, str], ...]:
-    """(the total a typical mistake gives, its hint)."""
-    records, query, candidate, as_of = _q11()
+@functools.cache
+def _q11_truth() -> dict[str, Any]:
+    """The note's parts as the library computes them (the contract's numbers)."""
+    _, query, note, as_of = _q11()
+    (candidate,) = build_recall_candidates(query, (note,)).candidates
     b = score_recall_candidate(query, candidate, as_of=as_of)
     age = age_in_days(candidate.captured_at, parse_timestamp(as_of, "as_of"))
-    matched, terms = len(candidate.matched_terms), len(query.terms)
-    w_lex, w_rec, window = b.lexical_weight, b.recency_weight, b.recency_window_days
-
-    def total(coverage: float = matched / terms, recency: float = b.recency) -> float:
-        return w_lex * coverage + w_rec * recency
-
-    uncounted = (
-        "not every query term was counted: 'what', 'is', 'the' and 'of' are terms too, and "
-        "coverage = the matched terms / all the query's terms."
-    )
-    fifth = recall_pipeline(query, records, as_of=as_of).hits[-1]
-    return (
-        (b.lexical_contribution, "that is only the lexical contribution: add the recency part."),
-        (b.recency_contribution, "that is only the recency contribution: add the lexical part."),
-        (b.lexical_coverage, "that is the coverage: weight it and add the recency part."),
-        (b.recency, "that is the recency: weight both parts and add them."),
-        (
-            w_rec * b.lexical_coverage + w_lex * b.recency,
-            "the weights are swapped: lexical takes 0.85, recency 0.15.",
-        ),
-        (b.lexical_coverage + b.recency, "weight the parts: 0.85 × coverage + 0.15 × recency."),
-        (total(recency=1.0), "recency is not 1: it decays with age as 1 / (1 + age_days / 30)."),
-        *(
-            (total(coverage=matched / counted), uncounted)
-            for counted in range(matched, terms)  # 3/3 .. 3/6: some terms not counted
-        ),
-        (
-            total(recency=1 / (1 + math.floor(age) / window)),
-            "age_days has a fraction: (as_of - captured_at).total_seconds() / 86400, not whole "
-            "days (.days drops the hours).",
-        ),
-        (
-            total(recency=math.exp(-age / window)),
-            "recency is not exp(-age_days / 30): it is 1 / (1 + age_days / 30).",
-        ),
-        (
-            total(recency=0.5 ** (age / window)),
-            "recency does not halve every 30 days: it is 1 / (1 + age_days / 30).",
-        ),
-        (
-            total(recency=1 / (1 + age)),
-            "divide the age by the 30-day window: recency = 1 / (1 + age_days / 30).",
-        ),
-        (
-            fifth.score_breakdown.total,
-            f"that is the total of the fifth hit, {fifth.memory_id}: compute {Q11_RECORD}'s own.",
-        ),
-    )
+    return {
+        "matched_terms": b.matched_terms,
+        "lexical_coverage": b.lexical_coverage,
+        "age_days": age,
+        "recency": b.recency,
+        "lexical_contribution": b.lexical_contribution,
+        "recency_contribution": b.recency_contribution,
+        "total": b.total,
+    }
 
 
-def check_q11_total(answer: object) -> CheckResult:
-    """Notebook 04's "Your turn": is ``answer`` mei-conv-056's total for q-11 (within the
-    engine's ``TOLERANCE``)? Right, wrong with the hint of the mistake the number matches
-    (a part of the formula, swapped weights, a term not counted, whole days, another
-    curve, the fifth hit's total), or not answered yet for the ``...`` placeholder."""
-    query, candidate, as_of = q11_inputs()
-    b = score_recall_candidate(query, candidate, as_of=as_of)
+def _terms(given: object) -> frozenset[str] | None:
+    """A tuple, list or set of str as a set of normalized terms (order is not graded)."""
+    if isinstance(given, str | bytes) or not isinstance(given, tuple | list | set | frozenset):
+        return None
+    if not all(isinstance(term, str) for term in given):
+        return None
+    return frozenset(normalize_text(term) for term in given)
 
-    def judge(answer: object) -> CheckResult:
-        value = expect_number(answer)
-        if same(b.total, value):
-            return right(
-                f"Right: {b.lexical_weight:g} × {b.lexical_coverage:.6f} + "
-                f"{b.recency_weight:g} × {b.recency:.6f} = {b.total:.6f}."
-            )
-        for mistaken, hint in _q11_mistakes():
-            if same(round(mistaken, 6), round(value, 6)):
-                return wrong(f"Not quite: {hint}")
-        return wrong(
-            "Not quite. coverage = matched / query terms; recency = 1 / (1 + age_days / 30); "
-            "total = 0.85 × coverage + 0.15 × recency."
+
+def _close(given: object, expected: Any) -> bool:
+    if isinstance(expected, tuple):  # matched_terms
+        return _terms(given) == frozenset(expected)
+    return isinstance(given, int | float) and not isinstance(given, bool) and same(expected, given)
+
+
+def _q11_hints(given: dict[str, object]) -> dict[str, str]:
+    """One hint per part, aimed at the mistake the given value matches (each part is also
+    read against the student's own earlier parts: a recency right for a wrong age says so)."""
+    records, query, note, as_of = _q11()
+    truth = _q11_truth()
+    moment = parse_timestamp(as_of, "as_of")
+    captured = parse_timestamp(Q11_NOTE["captured_at"], "captured_at")
+    stored = parse_timestamp(Q11_NOTE["stored_at"], "stored_at")
+    age = truth["age_days"]
+    terms = len(query.terms)
+    note_terms = searchable_terms(note)
+    matched = sum(term in note_terms for term in query.terms)
+    w_lex, w_rec = DEFAULT_LEXICAL_WEIGHT, DEFAULT_RECENCY_WEIGHT
+    window = DEFAULT_RECENCY_WINDOW_DAYS
+
+    def number(name: str) -> float | None:
+        value = given.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        return float(value) if math.isfinite(value) else None
+
+    theirs = _terms(given.get("matched_terms"))
+
+    def terms_hint() -> str:
+        if theirs is None:
+            return "a tuple of str: the query terms the note holds."
+        strangers = sorted(theirs - set(query.terms))
+        if strangers:
+            return f"{', '.join(map(repr, strangers))}: not among q-11's {terms} terms."
+        absent = sorted(theirs - set(note_terms))
+        if absent:
+            return f"{', '.join(map(repr, absent))}: not among the note's terms (printed above)."
+        return (
+            "a query term the note holds is missing: go through q-11's terms one by one "
+            "('what', 'is', 'the' and 'of' too)."
         )
 
-    return check_value(answer, judge, placeholder="your total (a float)")
+    def near(value: float | None, expected: float) -> bool:
+        return value is not None and same(round(expected, 6), round(value, 6))
+
+    def coverage_hint(value: float | None) -> str:
+        if (
+            theirs is not None
+            and len(theirs) != matched
+            and theirs <= set(query.terms)
+            and near(value, len(theirs) / terms)
+        ):
+            return "right for your matched_terms; fix them and this follows."
+        if any(near(value, matched / counted) for counted in range(matched, terms)):
+            return (
+                f"not every query term was counted: q-11 has {terms} terms, 'what', 'is', "
+                "'the' and 'of' included; coverage = matched terms / all of them."
+            )
+        if near(value, matched / len(note_terms)):
+            return "coverage is over the QUERY's terms, not the note's: matched / len(query.terms)."
+        if any(near(value, m / terms) for m in range(terms + 1) if m != matched):
+            return (
+                f"count the matches again: which of q-11's {terms} terms are among the note's "
+                "terms (its summary and content)?"
+            )
+        return "coverage = matched terms / the query's term count."
+
+    days = (moment - captured).total_seconds() / SECONDS_PER_DAY
+
+    def age_hint(value: float | None) -> str:
+        if near(value, math.floor(days)):
+            return (
+                "the age has a fraction: (as_of - captured_at).total_seconds() / 86400, not "
+                "whole days (.days drops the hours)."
+            )
+        if near(value, (moment - stored).total_seconds() / SECONDS_PER_DAY):
+            return (
+                "the age counts from captured_at (when Mei checked), not from stored_at (when "
+                "the store wrote the note)."
+            )
+        if near(value, -days):
+            return "the age is as_of - captured_at, not captured_at - as_of."
+        if near(value, days * 24) or near(value, days * SECONDS_PER_DAY):
+            return "give the age in days: divide the seconds by 86400."
+        if value is not None and abs(value - days) < 0.01:
+            return (
+                "close: keep 6 decimal places (each number must be within one unit of the "
+                "6th place)."
+            )
+        return "age_days = (as_of - captured_at).total_seconds() / 86400."
+
+    def recency_hint(value: float | None, their_age: float | None) -> str:
+        if (
+            their_age is not None
+            and not near(their_age, age)
+            and near(value, 1 / (1 + max(0.0, their_age) / window))
+        ):
+            return "right for your age_days; fix the age first and it follows."
+        if near(value, math.exp(-age / window)):
+            return "recency is not exp(-age_days / 30): it is 1 / (1 + age_days / 30)."
+        if near(value, 0.5 ** (age / window)):
+            return "recency does not halve every 30 days: it is 1 / (1 + age_days / 30)."
+        if near(value, 1 / (1 + age)):
+            return "divide the age by the 30-day window: recency = 1 / (1 + age_days / 30)."
+        if near(value, 1 / (1 + math.floor(days) / window)):
+            return "that recency uses whole days: keep the age's fraction."
+        if near(value, 1.0):
+            return "recency is not 1: it decays with age as 1 / (1 + age_days / 30)."
+        return "recency = 1 / (1 + age_days / 30)."
+
+    def contribution_hint(
+        value: float | None, part: str, theirs: float | None, weight: float, other: float
+    ) -> str:
+        if theirs is not None and not near(theirs, truth[part]) and near(value, weight * theirs):
+            return f"right for your {part}; fix it and this follows."
+        if near(value, other * truth[part]):
+            return f"the weights are swapped: lexical takes {w_lex:g}, recency {w_rec:g}."
+        if near(value, truth[part]):
+            return f"weight it: {weight:g} × {part}."
+        return f"{weight:g} × {part}."
+
+    lexical, recent = number("lexical_contribution"), number("recency_contribution")
+
+    def total_hint(value: float | None) -> str:
+        if lexical is not None and recent is not None and near(value, lexical + recent):
+            return "that adds your two contributions: fix the wrong one and this follows."
+        if near(value, truth["lexical_coverage"] + truth["recency"]):
+            return f"weight the parts: {w_lex:g} × coverage + {w_rec:g} × recency."
+        if near(value, w_rec * truth["lexical_coverage"] + w_lex * truth["recency"]):
+            return f"the weights are swapped: lexical takes {w_lex:g}, recency {w_rec:g}."
+        if near(value, truth["lexical_contribution"]) or near(value, truth["recency_contribution"]):
+            return "that is one contribution: the total adds both."
+        shown = {h.memory_id: h.score_breakdown.total for h in _q11_hits()}
+        for c in build_recall_candidates(query, records).candidates:
+            if c.record.memory_id == Q11_RECORD:
+                shown[Q11_RECORD] = score_recall_candidate(query, c, as_of=as_of).total
+        for memory_id, shown_total in shown.items():
+            if near(value, shown_total):
+                return f"that is the total of {memory_id} (shown above): compute the note's own."
+        return "total = lexical_contribution + recency_contribution."
+
+    hints = {
+        "matched_terms": terms_hint(),
+        "lexical_coverage": coverage_hint(number("lexical_coverage")),
+        "age_days": age_hint(number("age_days")),
+        "recency": recency_hint(number("recency"), number("age_days")),
+        "lexical_contribution": contribution_hint(
+            lexical, "lexical_coverage", number("lexical_coverage"), w_lex, w_rec
+        ),
+        "recency_contribution": contribution_hint(
+            recent, "recency", number("recency"), w_rec, w_lex
+        ),
+        "total": total_hint(number("total")),
+    }
+    return {
+        name: hint
+        if name == "matched_terms" or number(name) is not None
+        else f"a number (a float). {hint}"
+        for name, hint in hints.items()
+    }
+
+
+def check_q11_note(answer: object) -> CheckResult:
+    """Notebook 04's "Your turn": ``answer`` maps each of ``Q11_PARTS`` to the note's value
+    for q-11 under the default policy: its matched terms (a tuple, list or set of str, in
+    any order), then numbers, each within one unit of the sixth place (the engine's
+    ``within``). Wrong parts get one line each, with the hint of the mistake the value
+    matches; parts left out (or still ``...``) are not answered yet, and what is given so
+    far is graded."""
+
+    def judge(answer: object) -> CheckResult:
+        described = f"a dict with the keys {list(Q11_PARTS)}"
+        if not isinstance(answer, Mapping):
+            return wrong(say("type", described=described, kind=type(answer).__name__))
+        unknown = [key for key in answer if key not in Q11_PARTS]
+        if unknown:
+            return wrong(f"Unknown key(s) {unknown}: the keys are {list(Q11_PARTS)}.")
+        given = {k: answer[k] for k in Q11_PARTS if k in answer and answer[k] is not Ellipsis}
+        missing = [k for k in Q11_PARTS if k not in given]
+        if not given:
+            return not_answered(say("labels.missing", labels=", ".join(missing)))
+        truth = {k: v for k, v in _q11_truth().items() if k in given}
+        graded = grade_labels(truth, given, _q11_hints(given), same=_close)
+        if graded is not None:
+            later = [say("labels.missing", labels=", ".join(missing))] if missing else []
+            return wrong(graded.message, (*graded.details, *later))
+        if missing:
+            return not_answered(
+                f"{say('labels.missing', labels=', '.join(missing))} Right so far: "
+                f"{', '.join(given)}."
+            )
+        t = _q11_truth()
+        above = sum(hit.score_breakdown.total > t["total"] for hit in _q11_hits())
+        return right(
+            f"Right: {len(t['matched_terms'])} of {len(_q11()[1].terms)} terms "
+            f"({', '.join(t['matched_terms'])}), "
+            f"coverage {t['lexical_coverage']:.6f}, {t['age_days']:.6f} days old, "
+            f"recency {t['recency']:.6f}; {DEFAULT_LEXICAL_WEIGHT:g} × "
+            f"{t['lexical_coverage']:.6f} + {DEFAULT_RECENCY_WEIGHT:g} × {t['recency']:.6f} = "
+            f"{t['total']:.6f}. Among q-11's five hits, the note would rank {above + 1}."
+        )
+
+    return check_value(answer, judge, placeholder="a dict of the seven parts (see the comment)")

@@ -1,0 +1,300 @@
+"""BM25, bm25+recency and a minimum evidence on the index: the shortlist by score.
+
+Every matching doc is scored with numpy: term frequencies and lengths are in the
+index (``state.IndexState``; with a policy's context, the fractional counts and lengths
+of ``context.Neighbourhood``), and a common term's weights are kept spread over every
+doc between queries (``BM25Scorer._impact``). A query's term weights (dialogue turns,
+``scoring.query_weights``) multiply each term's idf as the taught ``weighted_idf`` does.
+The docs whose total may reach the top ``limit`` (ties and rounding included) are
+kept; the taught stages score and order them. For bm25+recency, the query's best BM25
+(which scales every score) is the taught ``bm25_score`` of the docs whose numpy BM25 is
+within rounding of the top.
+
+**MaxScore.** When a query mixes common terms (on an eighth of the docs or more) with
+rarer ones, only the rarer terms' docs are scored first: a term adds less than its
+``weighted_idf * (k1 + 1)``, so a doc holding only common terms stays below the sum of
+theirs, and if ``limit`` of the scored docs beat that bound plus all that recency can add,
+nobody else can reach the top; otherwise every doc is scored.
+
+The numbers are the reference's: ``length_norms`` and ``term_weights`` are
+``scoring.bm25_term_weight`` over arrays, ``recency`` is ``scoring.recency_score`` of
+``timestamps.age_in_days`` (``tests/test_fast_equivalence.py`` compares them on random
+inputs). Only the order of the sums over terms differs, which ``ROUNDING_SLACK`` covers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+from memorylib.candidates import CorpusStats
+from memorylib.records import RecallCandidate
+from memorylib.scoring import bm25_score, query_weights, weighted_idf
+from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros
+
+from .context import Neighbourhood
+from .shortlist import ROUNDING_SLACK
+from .state import IndexState, Matches
+
+__all__ = ["BM25Scorer", "length_norms", "recency", "term_weights"]
+
+_NEAR_MAX = 64  # a shortlist longer than this (ties) is cut by the taught keys first
+_IMPACT_MAX = 4_000_000  # BM25 term weights kept for long posting lists (32 MB of floats)
+
+# The RecallCandidates of some docs of a query (records read back from the file).
+Candidates = Callable[[Matches, list[int]], list[RecallCandidate]]
+
+
+def length_norms(lengths: np.ndarray, average_length: float, k1: float, b: float) -> np.ndarray:
+    """``k1 * (1 - b + b * length / average_length)`` of every length (``k1`` when the
+    average is 0): ``scoring.bm25_term_weight``'s norm, operation for operation."""
+    if not average_length:
+        return np.full(len(lengths), k1)
+    return k1 * (1.0 - b + b * lengths.astype(np.float64) / average_length)
+
+
+def term_weights(tfs: np.ndarray, norms: np.ndarray, k1: float) -> np.ndarray:
+    """``tf * (k1 + 1) / (tf + norm)`` of every posting: ``scoring.bm25_term_weight``."""
+    tf = tfs.astype(np.float64)
+    return tf * (k1 + 1.0) / (tf + norms)
+
+
+def recency(captured: np.ndarray, now_micros: int, window_days: float) -> np.ndarray:
+    """``recency_score(age_in_days(captured_at, as_of), window)`` of every capture time
+    (integer microseconds, like ``now_micros``)."""
+    age_days = np.maximum(0.0, (now_micros - captured) / 1e6 / SECONDS_PER_DAY)
+    return 1.0 / (1.0 + age_days / window_days)
+
+
+def _locate(sorted_values: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``wanted`` would stand in ``sorted_values``, and whether it is there."""
+    where = np.searchsorted(sorted_values, wanted)
+    found = where < len(sorted_values)
+    found[found] = sorted_values[where[found]] == wanted[found]
+    return where, found
+
+
+def _top_of(total: np.ndarray, level: np.ndarray, captured: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the first ``k`` by the taught keys (total rounded to 6 places DESC,
+    coverage DESC, captured_at DESC), with every doc tied with the k-th on those keys
+    (memory_id decides among them), and every doc whose total sits so close to a
+    rounding boundary that its rounded value is not certain."""
+    rounded = np.round(total, 6)
+    order = np.lexsort((-captured, -level, -rounded))
+    last = order[k - 1]
+    kept = np.zeros(len(total), dtype=bool)
+    kept[order[:k]] = True
+    kept |= (rounded == rounded[last]) & (level == level[last]) & (captured == captured[last])
+    half = np.abs(total * 1e6 - np.floor(total * 1e6) - 0.5)
+    kept |= (half < 1e-3) & (rounded >= rounded[last] - 2e-6)
+    return np.flatnonzero(kept)
+
+
+class BM25Scorer:
+    """The BM25/bm25+recency/min_evidence shortlist over one ``IndexState`` (and, for a
+    policy's context, its ``Neighbourhood``), with the length norms and common terms'
+    weights it keeps between queries (a new state or context, a new scorer)."""
+
+    def __init__(
+        self, state: IndexState, candidates: Candidates, context: Neighbourhood | None = None
+    ) -> None:
+        self.state = state
+        self.context = context
+        self._candidates = candidates
+        self._norms: tuple[tuple, np.ndarray] | None = None
+        self._impacts: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see _impact
+
+    def corpus(self, found: Matches) -> CorpusStats:
+        """The taught candidate stage's counts: live docs, their terms, each query term's df."""
+        state = self.state
+        alive = state.alive.view
+        frequency = dict.fromkeys(found.query.terms, 0)
+        for term, parts in found.postings.items():
+            if state.dead:
+                frequency[term] = sum(int(np.count_nonzero(alive[docs])) for docs, _ in parts)
+            else:
+                frequency[term] = sum(len(docs) for docs, _ in parts)
+        total = state.alive_length if self.context is None else self.context.total
+        return CorpusStats(state.searched, total, frequency)
+
+    def shortlist(self, found: Matches) -> tuple[list[int], CorpusStats]:
+        """Docs that certainly hold the top ``limit`` by ``found.policy``, and the corpus
+        (for bm25+recency, with the query's exact best BM25) the taught stages score with."""
+        corpus = self.corpus(found)
+        weights = query_weights(found.query)
+        docs, levels, query, policy = found.docs, found.levels, found.query, found.policy
+        if not len(docs):
+            return [], corpus
+        k1, n = policy.bm25_k1, len(self.state.ids)
+        norm = self._length_norms(corpus, k1, policy.bm25_b)
+        sparse = len(docs) * 8 < n  # few matches: work on them alone
+        if not sparse and not policy.min_evidence and policy.uses_bm25:
+            pruned = self._pruned(found, corpus, norm)
+            if pruned is not None:
+                return pruned
+        raw = np.zeros(len(docs) if sparse else n)
+        matched_idf = np.zeros(len(raw)) if policy.min_evidence else None
+        for term, parts in found.postings.items():  # sorted terms: the taught sums' order
+            weight = weighted_idf(term, corpus, weights)
+            for part, (term_docs, tfs) in enumerate(parts):
+                if not sparse:
+                    impact = self._impact(found, term, part, norm)
+                    if len(impact) == len(raw):  # a long list, spread over every doc
+                        raw += weight * impact
+                    else:
+                        raw[term_docs] += weight * impact
+                    if matched_idf is not None:
+                        matched_idf[term_docs] += weight
+                    continue
+                where, hit = _locate(docs, term_docs)  # few docs: positions in docs
+                at, held = where[hit], term_docs[hit]
+                raw[at] += weight * term_weights(tfs[hit], norm[held], k1)
+                if matched_idf is not None:
+                    matched_idf[at] += weight
+        if not sparse and len(docs) < len(raw):  # (every doc matching: already aligned)
+            raw = raw[docs]
+            matched_idf = None if matched_idf is None else matched_idf[docs]
+        query_idf = sum(weighted_idf(term, corpus, weights) for term in query.terms)
+        if policy.scorer == "bm25+recency":
+            corpus = self._with_best_bm25(found, docs, raw, corpus)
+            best = corpus.best_bm25
+            lexical = raw / best if best else np.zeros(len(docs))
+        elif policy.scorer == "bm25":
+            lexical = raw
+        else:
+            lexical = levels / len(query.terms)
+        if matched_idf is not None:  # the taught filter (on the rounded share) is exact
+            share = matched_idf / query_idf if query_idf else np.zeros(len(docs))
+            keep = share >= policy.min_evidence - ROUNDING_SLACK
+            docs, levels, lexical = docs[keep], levels[keep], lexical[keep]
+        if len(docs) <= query.limit:
+            return docs.tolist(), corpus
+        totals = policy.lexical_weight * lexical
+        if policy.recency_weight:
+            # recency adds at most recency_weight: drop docs that cannot reach the top even so
+            floor = np.partition(totals, len(totals) - query.limit)[len(totals) - query.limit]
+            reach = totals + policy.recency_weight >= floor - ROUNDING_SLACK * (1.0 + floor)
+            docs, levels, totals = docs[reach], levels[reach], totals[reach]
+            totals = totals + self._recency_part(found, docs)
+        slack = ROUNDING_SLACK * (1.0 + float(np.abs(totals).max()))
+        kth = np.partition(totals, len(totals) - query.limit)[len(totals) - query.limit]
+        near = np.flatnonzero(totals >= kth - slack)  # every doc that may reach the top
+        if len(near) > _NEAR_MAX:  # many ties: the taught keys decide, as far as is certain
+            captured = self.state.captured.view[docs[near]]
+            near = near[_top_of(totals[near], levels[near], captured, query.limit)]
+        return docs[near].tolist(), corpus
+
+    def _pruned(
+        self, found: Matches, corpus: CorpusStats, norm: np.ndarray
+    ) -> tuple[list[int], CorpusStats] | None:
+        """The shortlist from the docs holding a rarer query term alone, when that is
+        provably enough (MaxScore, see the module docstring); None when it cannot be
+        shown (then every doc is scored)."""
+        policy, limit, n = found.policy, found.query.limit, len(self.state.ids)
+        k1 = policy.bm25_k1
+        postings = found.postings
+        common = {t for t, parts in postings.items() if sum(len(d) for d, _ in parts) * 8 >= n}
+        rare = [docs_ for t, parts in postings.items() if t not in common for docs_, _ in parts]
+        if not common or not rare:
+            return None
+        cand = np.unique(np.concatenate(rare)).astype(np.int64)  # sorted, without repeats
+        if self.state.dead:
+            cand = cand[self.state.alive.view[cand]]
+        if len(cand) <= limit:
+            return None
+        weights = query_weights(found.query)
+        raw = np.zeros(len(cand))
+        for term, parts in postings.items():
+            weight = weighted_idf(term, corpus, weights)
+            for part, (term_docs, tfs) in enumerate(parts):
+                if term in common:
+                    impact = self._impact(found, term, part, norm)
+                    if len(impact) == n:  # spread over every doc
+                        raw += weight * impact[cand]
+                        continue
+                    where, hit = _locate(term_docs, cand)  # cand's docs in a long list
+                    raw[hit] += weight * impact[where[hit]]
+                    continue
+                where, hit = _locate(cand, term_docs)  # a short list's docs in cand
+                raw[where[hit]] += weight * term_weights(tfs[hit], norm[term_docs[hit]], k1)
+        # any other doc's BM25
+        bound = sum(weighted_idf(term, corpus, weights) for term in common) * (k1 + 1.0)
+        top = float(raw.max())
+        slack = ROUNDING_SLACK * (1.0 + top + bound)
+        if policy.scorer == "bm25+recency":
+            if top <= bound + slack:  # the best BM25 might be outside: score every doc
+                return None
+            corpus = self._with_best_bm25(found, cand, raw, corpus)
+            best = corpus.best_bm25
+            if not best:
+                return None
+            lexical, others = raw / best, bound / best
+        else:
+            lexical, others = raw, bound
+        totals = policy.lexical_weight * lexical
+        if policy.recency_weight:
+            totals = totals + self._recency_part(found, cand)
+        kth = np.partition(totals, len(totals) - limit)[len(totals) - limit]
+        slack = ROUNDING_SLACK * (1.0 + float(np.abs(totals).max()) + others)
+        if policy.lexical_weight * others + policy.recency_weight >= kth - slack:
+            return None  # a doc with only common terms could still reach the top
+        near = np.flatnonzero(totals >= kth - slack)
+        if len(near) > _NEAR_MAX:
+            levels = found.levels[np.searchsorted(found.docs, cand[near])]
+            captured = self.state.captured.view[cand[near]]
+            near = near[_top_of(totals[near], levels, captured, limit)]
+        return cand[near].tolist(), corpus
+
+    def _recency_part(self, found: Matches, docs: np.ndarray) -> np.ndarray:
+        """``recency_weight * recency`` of each doc, as the contract computes it."""
+        policy = found.policy
+        captured = self.state.captured.view[docs]
+        now = epoch_micros(found.moment)
+        return policy.recency_weight * recency(captured, now, policy.recency_window_days)
+
+    def _with_best_bm25(
+        self, found: Matches, docs: np.ndarray, raw: np.ndarray, corpus: CorpusStats
+    ) -> CorpusStats:
+        """``corpus`` with the query's exact best BM25 (bm25+recency divides by it): the taught
+        ``bm25_score`` of the docs whose numpy BM25 (``raw``) is within rounding of the top."""
+        top = float(raw.max())
+        best_docs = docs[raw >= top - ROUNDING_SLACK * (1.0 + top)].tolist()
+        weights = query_weights(found.query)
+        best = max(
+            bm25_score(c, corpus, found.policy, weights) for c in self._candidates(found, best_docs)
+        )
+        return dataclasses.replace(corpus, best_bm25=best)
+
+    def _length_norms(self, corpus: CorpusStats, k1: float, b: float) -> np.ndarray:
+        """``length_norms`` of every doc, cached while the corpus and parameters stay the same."""
+        key = (k1, b, corpus.documents, corpus.total_length, len(self.state.ids))
+        if self._norms is None or self._norms[0] != key:
+            lengths = self.state.term_lengths.view if self.context is None else self.context.lengths
+            norms = length_norms(lengths, corpus.average_length, k1, b)
+            self._norms = (key, norms)
+            self._impacts.clear()
+        return self._norms[1]
+
+    def _impact(self, found: Matches, term: str, part: int, norm: np.ndarray) -> np.ndarray:
+        """``term_weights`` of every posting of one part of a query term's list: BM25's
+        term weight before idf. A long list (an eighth of the docs or more) gets it spread
+        over every doc (0 where the term is absent), kept while the norms stay the same
+        (any append or retraction recomputes them and empties this cache): a common
+        term's list is as long as the store, and most queries hold one."""
+        docs, tfs = found.postings[term][part]
+        key = (term, part, len(docs))
+        cached = self._impacts.get(key)
+        if cached is not None and cached[0] is norm:
+            return cached[1]
+        impact = term_weights(tfs, norm[docs], found.policy.bm25_k1)
+        n = len(self.state.ids)
+        if len(docs) * 8 >= n:
+            everywhere = np.zeros(n)
+            everywhere[docs] = impact
+            if sum(len(v[1]) for v in self._impacts.values()) + len(everywhere) > _IMPACT_MAX:
+                self._impacts.clear()
+            self._impacts[key] = (norm, everywhere)
+            return everywhere
+        return impact
