@@ -3,7 +3,11 @@
 ``data/eval_queries.json`` (123 hand-judged queries, grades 0-3, split into ``dev`` and
 ``heldout``; see data/README.md) is run against the course corpus, one store per user,
 with the real engine (``RecallEngine.recall(text, limit=10, as_of=..., query_id=...)``),
-once per scorer. Each query gets the metrics of ``memorylib.metrics``; the table shows
+once per scorer. A query asked at ``as_of`` sees only what was stored by then: its
+store holds the user's entries whose ``stored_at`` is at or before its ``as_of`` (two
+queries are asked before the corpus ends; without the cut they would be ranked against
+records written months later, and recall counts a record from after ``as_of`` as age 0,
+the freshest possible). Each query gets the metrics of ``memorylib.metrics``; the table shows
 their means per split and scorer:
 
 * ``recall@5``, ``recall@10``, ``MRR``, ``nDCG@10`` over the **answerable** queries (a
@@ -56,7 +60,7 @@ from .analysis import CHINESE_ANALYZER, DIALOGUE_TURNS, ENGLISH_ANALYZER, FULL_A
 from .benchmarks import BENCHMARKS, load_benchmark, run_benchmark
 from .benchmarks import format_report as format_benchmark_report
 from .benchmarks import report_json as benchmark_json
-from .datasets import COURSE_USERS, build_course_store, data_dir
+from .datasets import COURSE_USERS, CourseEntry, build_store, data_dir, load_course_entries
 from .engine import RecallEngine
 from .errors import RemoteMemoryError, RemoteMemoryValidationError
 from .metrics import (
@@ -71,6 +75,7 @@ from .metrics import (
 from .ranking import ScoreFunction
 from .scoring import DEFAULT_POLICY, ScoringPolicy
 from .store import RemoteMemoryStore
+from .timestamps import parse_timestamp
 
 __all__ = [
     "CONFIGURATIONS",
@@ -264,20 +269,33 @@ def load_score_function(spec: str) -> ScoreFunction:
 
 
 class CourseStores:
-    """One store per course user, built on first use in a temporary folder (removed when
-    this object is closed or collected). Stores are read, never written, by recall."""
+    """The course users' stores, built on first use in a temporary folder (removed when
+    this object is closed or collected). Stores are read, never written, by recall.
+
+    ``store(user_id)`` holds every entry of the user; ``store(user_id, as_of)`` only those
+    stored at or before ``as_of`` (the same store when that is all of them), so a query
+    asked at ``as_of`` cannot see a record written after it was asked."""
 
     def __init__(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="memorylib-eval-")
         self._finalizer = weakref.finalize(self, self._tmp.cleanup)
-        self._stores: dict[str, RemoteMemoryStore] = {}
+        self._stores: dict[tuple[str, tuple[str, ...]], RemoteMemoryStore] = {}
+        self._entries: tuple[CourseEntry, ...] | None = None  # the corpus, read on first use
 
-    def store(self, user_id: str) -> RemoteMemoryStore:
-        if user_id not in self._stores:
-            if user_id not in COURSE_USERS:
-                raise RemoteMemoryValidationError(f"{user_id!r} is not a course user")
-            self._stores[user_id] = build_course_store(Path(self._tmp.name), user_id)
-        return self._stores[user_id]
+    def store(self, user_id: str, as_of: str | None = None) -> RemoteMemoryStore:
+        if user_id not in COURSE_USERS:
+            raise RemoteMemoryValidationError(f"{user_id!r} is not a course user")
+        if self._entries is None:
+            self._entries = load_course_entries()
+        entries = [e for e in self._entries if e.user_id == user_id]
+        if as_of is not None:
+            moment = parse_timestamp(as_of, "as_of")
+            entries = [e for e in entries if parse_timestamp(e.stored_at, "stored_at") <= moment]
+        key = (user_id, tuple(e.memory_id for e in entries))
+        if key not in self._stores:
+            name = f"{len(self._stores)}.jsonl"
+            self._stores[key] = build_store(entries, Path(self._tmp.name), user_id, name=name)
+        return self._stores[key]
 
     def close(self) -> None:
         self._finalizer()
@@ -317,16 +335,16 @@ class QueryOutcome:
 def run_scorer(
     scorer: Scorer, queries: Iterable[EvalQuery], stores: CourseStores
 ) -> tuple[QueryOutcome, ...]:
-    """Recall every query (limit 10, its as_of and query_id) with ``scorer``; score it."""
-    engines: dict[str, RecallEngine] = {}
+    """Recall every query (limit 10, its as_of and query_id) with ``scorer``, in the store
+    of what its user had stored by its as_of; score it."""
+    engines: dict[RemoteMemoryStore, RecallEngine] = {}  # one per store (by identity)
     outcomes = []
     for query in queries:
-        if query.user_id not in engines:
-            engines[query.user_id] = RecallEngine(
-                stores.store(query.user_id), policy=scorer.policy, score=scorer.score
-            )
+        store = stores.store(query.user_id, query.as_of)  # only what was stored by as_of
+        if store not in engines:
+            engines[store] = RecallEngine(store, policy=scorer.policy, score=scorer.score)
         try:
-            result = engines[query.user_id].recall(
+            result = engines[store].recall(
                 query.text, limit=DEPTH, as_of=query.as_of, query_id=query.query_id
             )
         except Exception as exc:
