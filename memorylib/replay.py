@@ -47,6 +47,7 @@ __all__ = [
     "QUESTION_WORDS",
     "SCRIPT_FORMAT",
     "STAND_IN_LABEL",
+    "STAND_IN_LIMIT",
     "STAND_IN_MODEL",
     "ReplayClient",
     "ReplayError",

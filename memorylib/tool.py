@@ -52,7 +52,8 @@ RESTATE_RULE = (
 )
 
 # What a recall_history tool result holds: the chapter's JSON (the default), or the
-# rendered <recalled_context> block of the same RecallResult (beyond the chapter).
+# rendered <recalled_context> block of the same RecallResult (beyond the chapter, and against
+# its rule that the tool returns JSON: a teaching option, off by default).
 TOOL_RESULT_FORMATS = ("json", "recalled_context")
 
 

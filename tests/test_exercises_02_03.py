@@ -14,7 +14,10 @@ import nbformat
 import pytest
 
 from memorylib import extract_terms, normalize_text
+from memorylib.datasets import COURSE_USERS, course_records
 from memorylib.notebook.buildit.candidates import (
+    CACHE_TARGET,
+    CACHE_WORDS,
     QUIET_QUESTION,
     check_cache_query,
     check_quiet_query,
@@ -104,7 +107,7 @@ def test_03_accepts_the_solutions() -> None:
     assert check_quiet_query(solution["my_quiet_query"]).is_right
     assert check_quiet_query("filelock fcntl").is_right  # any two rare words of the record
     assert check_cache_query(solution["my_cache_query"]).is_right
-    assert check_cache_query("版本缓存").is_right
+    assert check_cache_query("缓存 减少").is_right  # two words of its content: 1 candidate
 
 
 @pytest.mark.parametrize(
@@ -126,10 +129,32 @@ def test_03_refuses_wrong_queries_with_a_hint(answer: object, hint: str) -> None
     assert verdict.startswith("❌") and hint in verdict, verdict
 
 
-def test_03_stretch_refuses_wrong_queries() -> None:
-    assert "27 candidates" in str(check_cache_query("召回结果 cache 失效"))  # the notebook's query
-    assert "3 candidates" in str(check_cache_query("失效"))
-    assert "no longer a candidate" in str(check_cache_query("index status"))
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        ("召回结果 cache 失效", "27 candidates"),  # the notebook's query
+        ("失效 追加", "6 candidates"),  # two words of the record, both in other records
+        ("缓存", "its Chinese words: 缓存."),  # 1 candidate, right by accident: one word
+        ("缓存 缓存", "its Chinese words: 缓存."),  # still one term
+        ("件一追", "its Chinese words: none"),  # 1 candidate: bigrams across two words
+        ("版本 件一", "its Chinese words: 版本."),  # one word and a straddling bigram
+        ("offset ttl", "its Chinese words: none"),  # words of the record, not in Chinese
+        ("index status", "no longer a candidate"),
+    ],
+)
+def test_03_stretch_refuses_wrong_queries(answer: str, hint: str) -> None:
+    verdict = str(check_cache_query(answer))
+    assert verdict.startswith("❌") and hint in verdict, verdict
+
+
+def test_03_stretch_words_are_terms_of_the_record() -> None:
+    """Every word the stretch counts is a searchable term of its record: none is dead."""
+    record = next(r for r in course_records(COURSE_USERS[0]) if r.memory_id == CACHE_TARGET)
+    terms = set(extract_terms(normalize_text(record.summary + " " + record.content)))
+    assert terms >= CACHE_WORDS and "件一" in terms  # the straddling bigrams are terms too
+
+
+def test_03_placeholders_wait() -> None:
     assert str(check_quiet_query(...)).startswith("⏳")
     assert str(check_cache_query(...)).startswith("⏳")
 

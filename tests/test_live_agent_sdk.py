@@ -31,8 +31,8 @@ from memorylib import (
 )
 from memorylib.agent import agent_loop
 from memorylib.notebook import live_agent
-from memorylib.replay import STAND_IN_LABEL, derive_query, load_script
-from memorylib.tool import memory_rules
+from memorylib.replay import STAND_IN_LABEL, derive_query, load_script, read_tool_hits
+from memorylib.tool import TOOL_RESULT_FORMATS, memory_rules
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -455,3 +455,30 @@ def test_the_exercise_needs_the_chat_the_stand_in_never_reads() -> None:
     chat = " ".join(m["content"] for m in live_agent.EXERCISE_CHAT).lower()
     assert "transcripts" not in live_agent.EXERCISE_QUESTION.lower() and "transcripts" in chat
     assert live_agent.EXERCISE_CHAT[-1]["content"] == live_agent.EXERCISE_QUESTION
+
+
+@pytest.mark.parametrize("tool_result", TOOL_RESULT_FORMATS)
+def test_asking_the_stand_in_first_does_not_give_the_exercise_away(
+    engine, teaching_store, tool_result
+) -> None:
+    # The notebook tells the student to ask the stand-in the exercise's question first: its
+    # run must neither retrieve the target record (whose snippet states the answer) nor
+    # write a word of the answer, and its own query must fail the check.
+    run = live_agent.run_agent(
+        "stand-in",
+        engine=engine,
+        system=build_system_prompt(teaching_store, tool_result=tool_result),
+        question=live_agent.EXERCISE_QUESTION,
+        tool_result=tool_result,
+        as_of=TEACHING_AS_OF,
+    )
+    assert run.ok, run.error
+    (result,) = [e.payload for e in run.events if e.kind == "tool_result"]
+    hits = [hit.memory_id for hit in read_tool_hits(result["content"])]
+    assert hits and live_agent.EXERCISE_TARGET not in hits
+    answer = run.final_text  # what the stand-in writes: it quotes each hit's snippet
+    assert live_agent.EXERCISE_TARGET not in answer
+    words = "".join(c if c.isalnum() else " " for c in answer.casefold()).split()
+    assert live_agent.answer_forms(words) == []
+    (query,) = [e.payload["input"]["query"] for e in run.events if e.kind == "tool_use"]
+    assert not live_agent.check_restated_query(query, engine, as_of=TEACHING_AS_OF).is_right

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 
 from memorylib import RecallEngine, ScoringPolicy, score_recall_candidate
 from memorylib.datasets import build_course_store
-from memorylib.evaluation import CourseStores, evaluate
+from memorylib.evaluation import CONFIGURATIONS, CourseStores, evaluate
 from memorylib.notebook import ranker_views as views
 from memorylib.notebook.exercises import Verdict
 from memorylib.scoring import DEFAULT_POLICY, idf
@@ -103,7 +103,7 @@ def test_length_frame_uses_the_average_bm25_uses(mei) -> None:
 
 def test_comparison_and_per_query_frames(report) -> None:
     frame = views.comparison_frame(report)
-    assert len(frame) == 10 and list(frame.columns[3:7]) == [
+    assert len(frame) == 2 * len(CONFIGURATIONS) and list(frame.columns[3:7]) == [
         "recall@5",
         "recall@10",
         "MRR",

@@ -117,7 +117,7 @@ def test_the_checker_accepts_names_and_written_spellings() -> None:
         ({"D": RemoteMemoryDuplicateError}, "unique per store, not across users"),
         ({"D": RemoteMemoryScopeError}, "D: you said 'RemoteMemoryScopeError'"),
         ({"E": None}, "what may it start with"),
-        ({"F": RemoteMemoryValidationError}, "letters of which scripts"),
+        ({"F": RemoteMemoryValidationError}, "a letter or digit of which scripts"),
         ({"files": 3}, "does a rejected append create a file"),
         ({"files": "2"}, "files: you said '2'"),
         ({"files": True}, "files: you said True"),
@@ -341,6 +341,18 @@ def test_scope_function_stretch() -> None:
         raise RuntimeError("boom")
 
     assert "raised RuntimeError: boom" in str(check_scope_function(crashes))
+
+
+def test_scope_function_stretch_refuses_a_function_that_delegates_to_the_library() -> None:
+    # Each agrees with user_scope_for on every id, because it is user_scope_for underneath.
+    for delegating in (
+        user_scope_for,
+        lambda u: user_scope_for(u),
+        lambda u: RemoteMemoryStore("never-written.jsonl", user_id=u).user_scope,
+    ):
+        result = check_scope_function(delegating)
+        assert not result.is_right
+        assert "calls the library's user_scope_for" in str(result), str(result)
 
 
 def test_scope_function_stretch_catches_what_only_generated_ids_show() -> None:

@@ -9,6 +9,8 @@ tests/test_reliability_postgres.py.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import multiprocessing
 import re
 import runpy
@@ -25,7 +27,7 @@ from memorylib import (
     RemoteMemoryScopeError,
     RemoteMemoryValidationError,
 )
-from memorylib.backends import open_store
+from memorylib.backends import SQLiteMemoryStore, open_store
 from memorylib.notebook import service_views as views
 from memorylib.notebook.failure_race import RACE_MEMORY_ID, WON, store_contender
 from memorylib.seed import seed_teaching_store
@@ -67,6 +69,10 @@ def test_without_a_server_the_service_explains_itself(monkeypatch) -> None:
     assert not service.available and "no binaries in this test" in service.describe()
 
 
+def test_the_service_says_which_server_it_is() -> None:
+    assert "$MEMORYLIB_PG_DSN" in views.Service(True, "", "16.4", "host=x").describe()
+
+
 def test_a_server_that_does_not_answer_is_a_reason_not_a_crash(tmp_path: Path) -> None:
     service = views.local_service(f"host={tmp_path} port=1 connect_timeout=2")
     assert not service.available and service.reason
@@ -106,7 +112,7 @@ RIGHT = {
     "B": None,
     "C": RemoteMemoryScopeError,
     "D": RemoteMemoryValidationError,
-    "E": True,
+    "E": (9, 8),
 }
 
 
@@ -117,7 +123,7 @@ def test_the_five_calls_do_what_the_solution_says() -> None:
         "B": None,
         "C": "RemoteMemoryScopeError",
         "D": "RemoteMemoryValidationError",
-        "E": True,
+        "E": (9, 8),  # A stored nothing (the batch is refused whole), B one row of bob's
     }
     assert runpy.run_path(str(SOLUTION))["my_prediction"] == RIGHT
 
@@ -125,7 +131,7 @@ def test_the_five_calls_do_what_the_solution_says() -> None:
 def test_the_checker_accepts_the_right_answer_in_every_form() -> None:
     assert views.check_service_predictions(RIGHT).is_right
     by_name = {k: (v.__name__ if isinstance(v, type) else v) for k, v in RIGHT.items()}
-    assert views.check_service_predictions(dict(by_name, B="no error")).is_right
+    assert views.check_service_predictions(dict(by_name, B="no error", E=[9, 8])).is_right
 
 
 @pytest.mark.parametrize(
@@ -136,7 +142,12 @@ def test_the_checker_accepts_the_right_answer_in_every_form() -> None:
         dict(RIGHT, A=RemoteMemoryValidationError),  # a parent class
         dict(RIGHT, C=None),  # a JSONL file shared as a SQLite file is
         dict(RIGHT, B=RemoteMemoryScopeError),  # a SQLite file kept to one user as JSONL is
-        dict(RIGHT, E="True"),  # a string is not a bool
+        dict(RIGHT, E=(10, 9)),  # A's new 'm-2' kept although 'm-1' was refused
+        dict(RIGHT, E=(9, 9)),  # bob's row read by alice's store
+        dict(RIGHT, E=(8, 8)),  # bob's append refused
+        dict(RIGHT, E=True),  # not a pair of counts
+        dict(RIGHT, E=(True, 8)),  # a bool is not a count
+        dict(RIGHT, E="(9, 8)"),  # a string is not a pair
     ],
 )
 def test_the_checker_rejects_wrong_and_blanket_answers(answer) -> None:
@@ -144,9 +155,9 @@ def test_the_checker_rejects_wrong_and_blanket_answers(answer) -> None:
 
 
 def test_a_wrong_label_gets_its_hint() -> None:
-    verdict = str(views.check_service_predictions(dict(RIGHT, C=None, E=False)))
+    verdict = str(views.check_service_predictions(dict(RIGHT, C=None, E=(9, 9))))
     assert verdict.startswith("❌ 2 of 5") and "a JSONL file holds one user's records" in verdict
-    assert "bob's row is in the file" in verdict
+    assert "returns only the rows carrying her user_scope" in verdict
 
 
 def test_not_answered_while_a_key_holds_the_placeholder() -> None:
@@ -159,3 +170,38 @@ def test_the_answer_cell_holds_only_the_keys() -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     (cell,) = [c for c in nb.cells if c.cell_type == "code" and "my_prediction =" in c.source]
     assert re.fullmatch(r'my_prediction = \{("[A-E]": \.\.\.(, )?){5}\}', cell.source.strip())
+
+
+# -- the store's SQL the notebook shows ---------------------------------------------------------
+
+
+def _sql(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cell(cell_id: str) -> str:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    (source,) = [c.source for c in nb.cells if c.get("id") == cell_id]
+    return source
+
+
+def test_the_match_query_run_by_hand_is_the_stores() -> None:
+    # the notebook runs SQLiteMemoryStore._match's statement and says so: the same text
+    def statement(source: str) -> str:
+        (found,) = re.findall(r'f"""(WITH matched AS.*?)"""', source, re.S)
+        return _sql(found)
+
+    assert statement(_cell("nb11-match")) == statement(inspect.getsource(SQLiteMemoryStore._match))
+
+
+def test_the_insert_the_notebook_quotes_is_the_stores() -> None:
+    tree = ast.parse(inspect.getsource(SQLiteMemoryStore._insert).strip())
+    (insert,) = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.startswith("INSERT INTO memories ")
+    ]
+    (quoted,) = re.findall(r"```sql\n(.*?)```", _cell("188fc47d"), re.S)
+    assert _sql(quoted) == _sql(insert)

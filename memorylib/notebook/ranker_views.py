@@ -88,9 +88,14 @@ MEI = COURSE_USERS[0]
 SCORER_COLORS = {
     "coverage": "#9e9e9e",
     "bm25": "#3182bd",
-    "hybrid": "#31a354",
+    "bm25+recency": "#31a354",
     "bm25+evidence": "#9ecae1",
-    "hybrid+evidence": "#a1d99b",
+    "bm25+recency+evidence": "#a1d99b",
+    "bm25-stem-stop": "#756bb1",
+    "bm25-zh-seg": "#bcbddc",
+    "bm25-dialogue": "#fdae6b",
+    "bm25-context": "#8c6d31",
+    "bm25-full": "#54278f",
 }
 _YOURS_COLOR = "#e6550d"
 
@@ -346,7 +351,7 @@ def _top(outcome, n: int = 3) -> str:
 
 
 def stale_vs_fresh_frame(
-    report: EvalReport, *, scorers: Sequence[str] = ("bm25", "hybrid")
+    report: EvalReport, *, scorers: Sequence[str] = ("bm25", "bm25+recency")
 ) -> pd.DataFrame:
     """The ``stale_vs_fresh`` queries where the two scorers' nDCG@10 differ: both values,
     the change, and each top 3 as ``memory_id (grade)``."""

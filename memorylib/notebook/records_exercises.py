@@ -4,7 +4,8 @@
   do (written, or which typed error), and how many store files end up holding records;
 * ``check_built_record``: build the ``MemorySource`` of an event described in words and
   append its record, both clocks right;
-* ``check_scope_function`` (optional stretch): write ``user_scope_for`` yourself.
+* ``check_scope_function`` (optional stretch): write ``user_scope_for`` yourself (a function
+  that calls it, directly or through the library, is refused).
 
 The checkers live here, not in the notebook, so no accepted answer is on screen before the
 attempt. The notebook's own code (frames, charts, the widget, the append's critical
@@ -75,9 +76,10 @@ _HINTS = {
     "C": "which user is 'DANA' after strip + casefold, and which ids are already in that "
     "user's file?",
     "D": "memory_ids are unique per store, not across users: is 'dana okafor' the key 'dana'?",
-    "E": "read the id rule in the messages of section 4: which characters may an id hold, "
-    "and what may it start with?",
-    "F": "read the id rule in the messages of section 4 again: letters of which scripts?",
+    "E": "read the contract's id rule, quoted under section 4's output: which characters may "
+    "an id hold, and what may it start with?",
+    "F": "read the contract's id rule under section 4 again: a letter or digit of which "
+    "scripts, and where in the id?",
     "files": "one file per user_scope: how many different keys do the six user ids give, "
     "and does a rejected append create a file?",
 }
@@ -322,6 +324,8 @@ SCOPE_EXERCISE = FunctionExercise(
         ),
     ),
     generated=200,
+    # a body that returns user_scope_for(...) (or a store's .user_scope) agrees by construction
+    refuses=(user_scope_for,),
 )
 
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import atexit
 import os
+import sqlite3
 import tempfile
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,8 +65,12 @@ class Service:
     def describe(self) -> str:
         if not self.available:
             return f"PostgreSQL: not available here ({self.reason}); its cells explain instead."
-        where = "a throwaway local server" if self._cluster else "the server in $MEMORYLIB_PG_DSN"
-        return f"PostgreSQL {self.version}: {where}, reached over a Unix socket or your DSN."
+        if self._cluster is not None:
+            return (
+                f"PostgreSQL {self.version}: a throwaway local server this notebook started, "
+                "on a Unix socket in a temporary folder."
+            )
+        return f"PostgreSQL {self.version}: the server in $MEMORYLIB_PG_DSN."
 
     def admin_dsn(self, dbname: str) -> str:
         return f"{self._admin_base} dbname={dbname}"
@@ -134,13 +140,14 @@ def _note(memory_id: str, text: str) -> dict[str, Any]:
 
 def service_exercise_truth() -> dict[str, object]:
     """Run the five calls on fresh stores in a temporary folder: for A-D the name of the
-    typed error each raises (None: none), for E the comparison's bool.
+    typed error each raises (None: none), for E a pair of counts.
 
     alice's SQLite file and her JSONL file both hold the teaching store and her 'm-1'.
-    A: alice appends 'm-1' again to her SQLite store; B: bob appends 'm-1' to alice's
-    SQLite file; C: bob appends 'm-1' to alice's JSONL file; D: migrate alice's JSONL store
-    into a SQLite store holding another record of hers ('x-1'); E: after A to C, does
-    alice's read_all() from the SQLite file equal her JSONL store's?
+    A: alice's SQLite store appends a batch, a new 'm-2' then 'm-1' again; B: bob appends
+    'm-1' to alice's SQLite file; C: bob appends 'bob-1', an id no one holds, to alice's
+    JSONL file; D: migrate alice's JSONL store into a SQLite store holding another record
+    of hers ('x-1'); E: after A to D, (the rows of alice.db's memories table, every user
+    scope counted; the records alice's read_all() returns from alice.db).
     """
 
     def outcome(action: Any) -> str | None:
@@ -158,45 +165,61 @@ def service_exercise_truth() -> dict[str, object]:
         bob_on_the_file = RemoteMemoryStore(root / "alice.jsonl", user_id="bob")
         other = SQLiteMemoryStore(root / "other.db", user_id="alice")
         other.append(**_note("x-1", "another note of alice's"))
+        batch = [_note("m-2", "alice's second note"), _note("m-1", "alice's note, again")]
         truth: dict[str, object] = {
-            "A": outcome(lambda: alice.append(**_note("m-1", "alice's note, again"))),
+            "A": outcome(lambda: alice.append_many(batch)),
             "B": outcome(lambda: bob.append(**_note("m-1", "bob's note"))),
-            "C": outcome(lambda: bob_on_the_file.append(**_note("m-1", "bob's note"))),
+            "C": outcome(lambda: bob_on_the_file.append(**_note("bob-1", "bob's note"))),
             "D": outcome(lambda: migrate(alice_file, other)),
         }
-        truth["E"] = alice.read_all() == alice_file.read_all()
+        with closing(sqlite3.connect(alice.path)) as database:
+            (rows,) = database.execute("SELECT count(*) FROM memories").fetchone()
+        truth["E"] = (rows, len(alice.read_all()))
         for store in (alice, bob, other):
             store.close()
     return truth
 
 
 _HINTS = {
-    "A": "the unique key is (user_scope, memory_id): is alice's (scope, 'm-1') already there?",
+    "A": "append_many is one transaction: one refused record refuses the whole batch. "
+    "The unique key is (user_scope, memory_id): is alice's (scope, 'm-1') already there?",
     "B": "bob's store writes rows carrying bob's user_scope: is (bob's scope, 'm-1') taken?",
-    "C": "a JSONL file holds one user's records: before it writes, an append reads the file's "
-    "ids, and every record it reads is checked against the reader's user_scope.",
+    "C": "a JSONL file holds one user's records: before it writes, an append reads the file, "
+    "and every record it reads is checked against the reader's user_scope.",
     "D": "migrate copies into an empty target, or one holding a prefix of the source (a copy "
     "cut short); anything else it refuses before writing, as a call whose arguments are wrong.",
-    "E": "alice's store reads only the rows carrying her user_scope: bob's row is in the file, "
-    "but is it in her read_all()?",
+    "E": "alice.db's memories table holds every user scope's rows; alice's read_all() returns "
+    "only the rows carrying her user_scope. Count what A and what B stored in it.",
 }
 
 
+def _counts(value: object) -> tuple[int, int] | None:
+    """A pair of ints (a tuple or a list; a bool is not a count), else None."""
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        return None
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in value):
+        return None
+    return (value[0], value[1])
+
+
 def _same_outcome(given: object, expected: object) -> bool:
-    if isinstance(expected, bool):  # E: True/False
-        return given is expected
+    if isinstance(expected, tuple):  # E: (rows in the file, alice's records)
+        return _counts(given) == expected
     return error_name(given) == expected
 
 
 def _shown(given: object) -> str:
+    if isinstance(given, tuple | list):
+        return repr(given)
     name = error_name(given)
     return NO_ERROR if name is None else str(name)
 
 
 def check_service_predictions(answer: object) -> CheckResult:
     """Self-check: ``answer`` maps "A".."D" to an error class (or its name) or None, and
-    "E" to True/False. Right when all five are right; wrong with one hint per wrong label;
-    not answered while the placeholder ``...`` (or a ``...`` value) is there."""
+    "E" to a pair of counts, ``(rows, records)``. Right when all five are right; wrong with
+    one hint per wrong label; not answered while the placeholder ``...`` (or a ``...``
+    value) is there."""
 
     def judge(answer: object) -> CheckResult:
         given = expect_labels(answer, LABELS, "a dict from 'A'..'E'")

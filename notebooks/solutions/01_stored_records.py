@@ -27,7 +27,8 @@ attempt with the same memory_id is not refused.
 The optional stretch 1: ``my_user_scope`` below agrees with ``user_scope_for`` on every id
 the check passes (none is empty after strip; the library rejects those, and the stretch does
 not ask for it). ``lower()`` instead of ``casefold()`` fails on "Straße"; forgetting
-``strip()`` fails on "  Alice ". Stretch 2 is self-checked: on Linux and macOS the store's
+``strip()`` fails on "  Alice "; a function that calls ``user_scope_for`` (directly or through
+a store's ``user_scope``) is refused. Stretch 2 is self-checked: on Linux and macOS the store's
 file is 0o600 and the folder it created 0o700 (``oct(...)`` prints '0o600' and '0o700').
 """
 

@@ -5,6 +5,8 @@ search only conversations, and match terms (normalize, then cut) against the que
 """
 
 # build-it: candidate (notebook 06c runs this cell, as saved, in your pipeline)
+from collections.abc import Sequence
+
 from memorylib import (
     CandidateSet,
     MemoryKind,
@@ -18,9 +20,7 @@ from memorylib import (
 from memorylib.timestamps import parse_timestamp
 
 
-def my_build_recall_candidates(
-    query: RecallQuery, records: tuple[StoredMemory, ...]
-) -> CandidateSet:
+def my_build_recall_candidates(query: RecallQuery, records: Sequence[StoredMemory]) -> CandidateSet:
     for record in records:
         if record.user_scope != query.user_scope:
             raise RemoteMemoryScopeError(

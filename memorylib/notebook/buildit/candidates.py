@@ -13,7 +13,10 @@ query's words in other cases, in fullwidth, with punctuation, as parts of longer
 
 "Your turn" asks for a rewrite of ``QUIET_QUESTION`` (a question the notebook never runs)
 that keeps ``QUIET_TARGET`` a candidate among at most ``QUIET_MAX_CANDIDATES`` in Mei's
-store, with at least two of its terms in the target: one lucky word is not a rewrite.
+store, with at least two of its terms in the target: one lucky word is not a rewrite. The
+optional stretch asks the same of ``CACHE_TARGET`` in Chinese, counting only the shared
+terms that are words of that record (``CACHE_WORDS``): a bigram that straddles two words
+(件一 in 文件一追加) is rare by accident, not a word someone would ask with.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from memorylib.timestamps import parse_timestamp
 __all__ = [
     "BUILD_RECALL_CANDIDATES",
     "CACHE_TARGET",
+    "CACHE_WORDS",
     "QUIET_QUESTION",
     "QUIET_TARGET",
     "check_cache_query",
@@ -422,6 +426,13 @@ QUIET_TARGET = "mei-conv-067"  # "The store's lock file now works on Windows too
 QUIET_MAX_CANDIDATES = 5
 CACHE_TARGET = "mei-conv-035"  # the optional stretch: the result-cache record, in Chinese
 CACHE_MAX_CANDIDATES = 2
+# The two-character Chinese words of mei-conv-035, cut by hand from its summary ("召回结果按
+# query 和 store 版本缓存，文件一追加缓存就失效。") and its content: the stretch counts these
+# among the shared terms, never a bigram across two words (果按, 本缓, 件一, 一追, 加缓, ...).
+CACHE_WORDS = frozenset(
+    {"召回", "结果", "版本", "缓存", "文件", "追加", "失效"}  # in its summary
+    | {"为了", "减少", "重复", "查询", "变化", "自动", "需要"}  # in its content only
+)
 
 
 def check_quiet_query(answer: object) -> CheckResult:
@@ -433,13 +444,21 @@ def check_quiet_query(answer: object) -> CheckResult:
 
 
 def check_cache_query(answer: object) -> CheckResult:
-    """The optional stretch: ``CACHE_TARGET`` among at most ``CACHE_MAX_CANDIDATES``
-    (one rare word of the record's own is the find here)."""
-    return _check_query(answer, CACHE_TARGET, CACHE_MAX_CANDIDATES, 1, "your query (a str)")
+    """The optional stretch: ``CACHE_TARGET`` among at most ``CACHE_MAX_CANDIDATES``,
+    sharing at least two of ``CACHE_WORDS`` (the record's own Chinese words) with the query."""
+    return _check_query(
+        answer, CACHE_TARGET, CACHE_MAX_CANDIDATES, 2, "your query (a str)", words=CACHE_WORDS
+    )
 
 
 def _check_query(
-    answer: object, target: str, max_candidates: int, min_shared: int, placeholder: str
+    answer: object,
+    target: str,
+    max_candidates: int,
+    min_shared: int,
+    placeholder: str,
+    *,
+    words: frozenset[str] | None = None,
 ) -> CheckResult:
     def judge(text: str) -> CheckResult:
         records = course_records(COURSE_USERS[0])  # built once, then cached
@@ -458,6 +477,14 @@ def _check_query(
             return wrong(
                 f"Not yet: {target} is no longer a candidate, so no later stage can rank it. "
                 "Keep words its summary or content holds (whole terms, not parts of words)."
+            )
+        held = [t for t in shared if words is None or t in words]  # the terms that count
+        if words is not None and len(held) < min_shared:
+            return wrong(
+                f"Not yet: {target} shares {' | '.join(shared)} with your query; of these, its "
+                f"Chinese words: {' | '.join(held) or 'none'}. Keep at least {min_shared} of its "
+                "Chinese words: two characters that straddle two words (件一 in 文件 | 一 | 追加) "
+                "are not a word, they are rare by accident."
             )
         if len(shared) < min_shared:
             return wrong(
