@@ -8,7 +8,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test test-fast notebooks slides bench bench-backends voila lint clean-venv
+.PHONY: course test test-fast notebooks slides bench bench-backends benchmark-runs voila lint clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memorylib needs Python 3.11+; set PYTHON=python3.11")'
@@ -53,6 +53,17 @@ bench: $(STAMP)
 bench-backends: $(STAMP)
 	@bash scripts/ensure-postgres.sh
 	$(BIN)/python bench/run_backends.py
+
+# The benchmark runs notebook 10 reads (data/benchmark-runs/README.md): the configurations it
+# shows on both development halves, every question's hits and metrics (about a minute).
+RUN_CONFIGS = --config coverage --config bm25 --config bm25+recency --config bm25-stem-stop \
+	--config bm25-zh-seg --config bm25-dialogue --config bm25-context --config bm25-full
+benchmark-runs: $(STAMP)
+	$(BIN)/python -m memorylib eval --benchmark locomo data/locomo-dev $(RUN_CONFIGS) --json \
+		--per-query > data/benchmark-runs/locomo-dev.json
+	$(BIN)/python -m memorylib eval --benchmark madial data/madial-zh-dev $(RUN_CONFIGS) --json \
+		--per-query > data/benchmark-runs/madial-zh-dev.json
+	gzip -n -9 -f data/benchmark-runs/locomo-dev.json data/benchmark-runs/madial-zh-dev.json
 
 voila: $(STAMP)
 	env -u MPLBACKEND $(BIN)/voila notebooks/08_query_playground.ipynb

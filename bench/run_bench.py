@@ -64,7 +64,7 @@ AS_OF = SYNTHETIC_END.strftime("%Y-%m-%dT%H:%M:%SZ")
 USER = "bench-user"
 LIMIT = 5
 ENTRY_KEYS = ("kind", "memory_id", "content", "summary", "source", "stored_at")
-SCORERS = ("coverage", "bm25", "hybrid")  # the "before" tree has only the chapter's
+SCORERS = ("coverage", "bm25", "bm25_recency")  # ScoringPolicy factories; "before" trees: coverage
 TARGETS = {
     "indexed_p50_ms": 1.0,
     "indexed_p95_ms": 3.0,

@@ -1,16 +1,18 @@
 """The engine: sequences normalize -> candidate -> score -> stable rank for one store.
 
 ``RecallEngine.recall`` reads the store (never writes it) and returns a
-``RecallResult``. It chooses one of two paths, which give identical results:
+``RecallResult``. The query gets the terms of the policy's analyzer first
+(``pipeline.prepare_query``, on the raw text, whose lines are a dialogue's turns).
+It chooses one of two paths, which give identical results:
 
 * ``teaching``: ``store.read_all()`` then the stage functions (``pipeline``), exactly
   as taught;
 * ``indexed`` (default): a store that answers recall itself (``store.indexed_recall``:
   the database backends of ``memorylib.backends``, candidates from their terms
-  table) does; a JSONL store gets ``memorylib.fast.index``, an inverted index kept in
-  step with its file, for stores of 100,000 records. Any other store takes the
-  teaching path, and so does a scoring function of your own (``score=``), which no
-  index can know in advance.
+  table, for the chapter's coverage scorer and terms) does; a JSONL store gets
+  ``memorylib.fast.index``, an inverted index kept in step with its file, for stores
+  of 100,000 records. Any other store takes the teaching path, and so does a scoring
+  function of your own (``score=``), which no index can know in advance.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 from .checks import require
 from .errors import RemoteMemoryValidationError
 from .interface import MemoryStore
-from .pipeline import recall_pipeline
+from .pipeline import prepare_query, recall_pipeline
 from .query import normalize_recall_query
 from .ranking import ScoreFunction
 from .records import RecallResult
@@ -88,6 +90,7 @@ class RecallEngine:
             query_id=query_id,
             issued_at=moment,
         )
+        query = prepare_query(query, used, text)  # the policy's analyzer, on the raw lines
         if self.score is not None:
             return recall_pipeline(
                 query, self.store.read_all(), as_of=moment, policy=used, score=self.score

@@ -14,12 +14,15 @@ every write are decided here, once, for all of them:
 * ``check_new_ids`` refuses an id that is stored or repeats in a batch;
 * ``MemoryStore.append``, ``append_many`` and ``retract`` are written once: a backend
   supplies its atomic section (``_write_transaction``) and three steps inside it
-  (``_stored``, ``_retraction_of``, ``_insert``).
+  (``_stored``, ``_retraction_of``, ``_insert``);
+* ``decode_record`` reads a record back from its JSON bytes (a store line).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Container, Iterable, Mapping, Sequence
@@ -28,7 +31,12 @@ from datetime import datetime
 from typing import Any
 
 from .checks import require, require_memory_id, require_text
-from .errors import RemoteMemoryDuplicateError, RemoteMemoryError, RemoteMemoryValidationError
+from .errors import (
+    RemoteMemoryCorruptionError,
+    RemoteMemoryDuplicateError,
+    RemoteMemoryError,
+    RemoteMemoryValidationError,
+)
 from .records import MemoryKind, MemorySource, StoredMemory
 from .timestamps import canonical_timestamp, format_timestamp, parse_timestamp, utc_now
 
@@ -42,6 +50,7 @@ __all__ = [
     "active_records_of",
     "check_new_ids",
     "check_retraction_target",
+    "decode_record",
     "latest_profile_of",
     "new_memory",
     "new_retraction",
@@ -361,3 +370,15 @@ class MemoryStore(ABC):
             except RemoteMemoryValidationError as exc:
                 raise type(exc)(f"entries[{position}]: {exc}") from None
         return tuple(records)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def decode_record(raw: bytes) -> StoredMemory:
+    """The record a JSON line holds, or RemoteMemoryCorruptionError. A pure function of
+    the bytes, so it is cached: the taught path re-reads an unchanged file per query and
+    decodes each line once (errors are raised each time, never cached)."""
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise RemoteMemoryCorruptionError(f"not valid JSON ({exc})") from None
+    return StoredMemory.from_dict(payload)

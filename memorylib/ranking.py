@@ -3,9 +3,10 @@
 Contract: sort by total DESC, lexical_coverage DESC, captured_at DESC, memory_id ASC;
 keep the first ``limit``; ranks start at 1; snippet = the record's summary. The last
 key is unique, so the order never depends on how the records were stored.
-Beyond the chapter: for the hybrid scorer the query's best BM25 is found first (it
-normalizes every candidate's), and a policy's ``min_evidence`` drops candidates below
-it before they are ranked.
+Beyond the chapter: for the bm25+recency scorer the query's best BM25 is found first
+(it normalizes every candidate's), a policy's ``min_evidence`` drops candidates below
+it before they are ranked, and another analysis than the chapter's is explained
+(``scoring.explained``) for the hits kept, the only breakdowns anyone sees.
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from datetime import datetime
 from .candidates import CandidateSet, CorpusStats
 from .checks import require, require_items
 from .records import RecallCandidate, RecallHit, RecallQuery, RecallScope, RecallScoreBreakdown
-from .scoring import DEFAULT_POLICY, ScoringPolicy, bm25_score, score_recall_candidate
+from .scoring import (
+    DEFAULT_POLICY,
+    ScoringPolicy,
+    bm25_score,
+    explained,
+    query_weights,
+    score_recall_candidate,
+)
 from .timestamps import epoch_micros, parse_timestamp
 
 __all__ = ["ScoreFunction", "hit_from", "rank_key", "stable_rank_recall_candidates"]
@@ -62,7 +70,7 @@ def stable_rank_recall_candidates(
 ) -> tuple[RecallHit, ...]:
     """Score every candidate, order by the explicit keys, keep ``query.limit``. Pure.
 
-    ``corpus`` defaults to the CandidateSet's (the BM25 scorers need it); for hybrid its
+    ``corpus`` defaults to the CandidateSet's (the BM25 scorers need it); for bm25+recency its
     ``best_bm25`` is found here unless it is already set. ``score`` is the scoring
     function (called like ``score_recall_candidate``): yours, to compare with ours.
     """
@@ -73,12 +81,19 @@ def stable_rank_recall_candidates(
         corpus = corpus or candidates.corpus
         candidates = candidates.candidates
     items = require_items(candidates, RecallCandidate, "candidates")
-    if policy.scorer == "hybrid" and corpus is not None and corpus.best_bm25 is None:
-        best = max((bm25_score(c, corpus, policy) for c in items), default=0.0)
+    if policy.scorer == "bm25+recency" and corpus is not None and corpus.best_bm25 is None:
+        weights = query_weights(query)
+        best = max((bm25_score(c, corpus, policy, weights) for c in items), default=0.0)
         corpus = dataclasses.replace(corpus, best_bm25=best)
+    late = score is score_recall_candidate and not policy.chapter_terms  # explain the hits only
     scored = []
     for candidate in items:
-        breakdown = score(query, candidate, as_of=moment, policy=policy, corpus=corpus)
+        if late:
+            breakdown = score(
+                query, candidate, as_of=moment, policy=policy, corpus=corpus, explain=False
+            )
+        else:
+            breakdown = score(query, candidate, as_of=moment, policy=policy, corpus=corpus)
         if not isinstance(breakdown, RecallScoreBreakdown):
             raise TypeError(
                 f"the scoring function returned {type(breakdown).__name__}, "
@@ -89,6 +104,8 @@ def stable_rank_recall_candidates(
         scored.append((rank_key(breakdown, candidate), candidate, breakdown))
     scored.sort(key=lambda item: item[0])
     return tuple(
-        hit_from(candidate, breakdown, rank)
+        hit_from(
+            candidate, explained(breakdown, query, candidate, policy) if late else breakdown, rank
+        )
         for rank, (_, candidate, breakdown) in enumerate(scored[: query.limit], start=1)
     )

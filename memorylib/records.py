@@ -10,7 +10,6 @@ Every type has ``to_dict()`` / ``from_dict()``; they round-trip exactly, and
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -18,6 +17,7 @@ from typing import Any
 
 from .decoding import Timestamp, decode_fields
 from .errors import RemoteMemoryCorruptionError
+from .explanation import QueryAnalysis, TermMatch, TermSource, json_object, text_pairs
 
 __all__ = [
     "DEFAULT_LEXICAL_WEIGHT",
@@ -123,7 +123,11 @@ class StoredMemory:
 
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
-    """One normalized recall request. ``query_id`` binds candidates, scores and hits."""
+    """One normalized recall request. ``query_id`` binds candidates, scores and hits.
+
+    Beyond the chapter: ``analysis`` (None for the chapter's term rule) says how a
+    policy's analyzer made ``terms``; it is serialized only when present.
+    """
 
     query_id: str
     text: str
@@ -132,9 +136,21 @@ class RecallQuery:
     user_scope: str
     limit: int
     issued_at: Timestamp
+    analysis: QueryAnalysis | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "terms": list(self.terms)}
+        payload: dict[str, Any] = {
+            "query_id": self.query_id,
+            "text": self.text,
+            "normalized_text": self.normalized_text,
+            "terms": list(self.terms),
+            "user_scope": self.user_scope,
+            "limit": self.limit,
+            "issued_at": self.issued_at,
+        }
+        if self.analysis is not None:
+            payload["analysis"] = self.analysis.to_dict()
+        return payload
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallQuery:
@@ -146,7 +162,9 @@ class RecallCandidate:
     """A conversation record that shares a term with the query: no score, no rank yet.
 
     Beyond the chapter, for the BM25 scorers: how often each matched term occurs in the
-    record (aligned with ``matched_terms``) and the record's length in terms.
+    record (aligned with ``matched_terms``) and the record's length in terms. With a
+    policy's context both count the neighbours too, weighted (so they may be fractions),
+    and ``term_sources`` says, per matched term, which records it was counted in.
     """
 
     query_id: str
@@ -154,8 +172,9 @@ class RecallCandidate:
     searchable_terms: tuple[str, ...]
     matched_terms: tuple[str, ...]
     captured_at: datetime
-    term_frequencies: tuple[int, ...] = ()
-    length: int = 0
+    term_frequencies: tuple[float, ...] = ()
+    length: float = 0
+    term_sources: tuple[tuple[TermSource, ...], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         payload = {
@@ -168,6 +187,8 @@ class RecallCandidate:
         if self.term_frequencies or self.length:
             payload["term_frequencies"] = list(self.term_frequencies)
             payload["length"] = self.length
+        if self.term_sources:
+            payload["term_sources"] = [[s.to_dict() for s in group] for group in self.term_sources]
         return payload
 
     @classmethod
@@ -181,9 +202,11 @@ class RecallScoreBreakdown:
 
     Beyond the chapter: the weights and window actually used; and, for another scorer
     than the chapter's ``coverage`` (see ``scoring``), its name, the lexical score it
-    weighted, the raw BM25, the idf-weighted ``evidence`` and its ``parameters``. The
-    contributions always add up to the total. A ``coverage`` breakdown serializes
-    exactly as the chapter's (the extra keys appear only when they say something).
+    weighted, the raw BM25, the idf-weighted ``evidence`` and its ``parameters``; for
+    another analysis than the chapter's term rule, the ``analyzer``, its parameters and
+    each matched term explained (``term_matches``). The contributions always add up to
+    the total. A ``coverage`` breakdown serializes exactly as the chapter's (the extra
+    keys appear only when they say something).
     """
 
     matched_terms: tuple[str, ...]
@@ -201,6 +224,9 @@ class RecallScoreBreakdown:
     bm25: float | None = None
     evidence: float | None = None
     parameters: tuple[tuple[str, float], ...] = ()
+    analyzer: str | None = None
+    analysis_parameters: tuple[tuple[str, str], ...] = ()
+    term_matches: tuple[TermMatch, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -222,26 +248,46 @@ class RecallScoreBreakdown:
                 if getattr(self, key) is not None:
                     payload[key] = getattr(self, key)
             payload["parameters"] = dict(self.parameters)
+        if self.analyzer is not None:
+            payload["analysis"] = {
+                "analyzer": self.analyzer,
+                "parameters": dict(self.analysis_parameters),
+                "terms": [match.to_dict() for match in self.term_matches],
+            }
         return payload
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallScoreBreakdown:
         what = "score_breakdown"
-        flat = dict(_mapping(payload, what))
+        flat = dict(json_object(payload, what))
         for group, suffix in (("weights", "weight"), ("contributions", "contribution")):
-            parts = _mapping(flat.pop(group, None), f"{what}.{group}")
+            parts = json_object(flat.pop(group, None), f"{what}.{group}")
             if set(parts) != {"lexical", "recency"}:
                 raise RemoteMemoryCorruptionError(f"{what}.{group} must hold lexical and recency")
             flat.update({f"{name}_{suffix}": value for name, value in parts.items()})
-        parameters = _mapping(flat.pop("parameters", {}), f"{what}.parameters")
+        parameters = json_object(flat.pop("parameters", {}), f"{what}.parameters")
         if not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in parameters.values()
         ):
             raise RemoteMemoryCorruptionError(f"{what}.parameters must map names to numbers")
-        optional = frozenset({"scorer", "lexical_score", "bm25", "evidence", "parameters"})
+        analysis_parameters: tuple[tuple[str, str], ...] = ()
+        if "analysis" in flat:
+            analysis = dict(json_object(flat.pop("analysis"), f"{what}.analysis"))
+            if set(analysis) != {"analyzer", "parameters", "terms"}:
+                raise RemoteMemoryCorruptionError(
+                    f"{what}.analysis must hold analyzer, parameters and terms"
+                )
+            analysis_parameters = text_pairs(analysis["parameters"], f"{what}.analysis.parameters")
+            flat.update(analyzer=analysis["analyzer"], term_matches=analysis["terms"])
+        optional = frozenset(
+            {"scorer", "lexical_score", "bm25", "evidence", "parameters", "analyzer"}
+            | {"analysis_parameters", "term_matches"}
+        )
         breakdown = decode_fields(cls, flat, what, optional=optional)
         return dataclasses.replace(
-            breakdown, parameters=tuple((str(k), float(v)) for k, v in parameters.items())
+            breakdown,
+            parameters=tuple((str(k), float(v)) for k, v in parameters.items()),
+            analysis_parameters=analysis_parameters,
         )
 
 
@@ -301,7 +347,7 @@ class RecallHit:
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallHit:
-        data = dict(_mapping(payload, "hit"))
+        data = dict(json_object(payload, "hit"))
         source, score = data.pop("source", None), data.pop("score", None)  # the aliases
         hit = decode_fields(cls, data, "hit")
         if source is not None and MemorySource.from_dict(source) != hit.provenance:
@@ -335,11 +381,3 @@ class RecallResult:
     @classmethod
     def from_dict(cls, payload: object) -> RecallResult:
         return decode_fields(cls, payload, "result")
-
-
-def _mapping(payload: object, what: str) -> Mapping[str, Any]:
-    if not isinstance(payload, Mapping):
-        raise RemoteMemoryCorruptionError(
-            f"{what} must be a JSON object, got {type(payload).__name__}"
-        )
-    return payload

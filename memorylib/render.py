@@ -6,11 +6,17 @@ Contract: ``<recalled_context query_id normalized_query user_scope>`` holding on
 ``<provenance .../>`` and ``<snippet>``. Every value is escaped, so a stored memory
 can never close or forge a tag. No hits renders ``""`` (no empty wrapper).
 Characters XML 1.0 cannot carry (the store never writes them) become U+FFFD.
+Beyond the chapter, for another analysis than the chapter's term rule: one
+``<analysis analyzer .../>`` line after the opening tag (the analyzer and its
+parameters), and in each hit one ``<match term words steps weight frequency>`` per
+matched term, holding a ``<found_in memory_id distance weight count/>`` per record it
+was counted in when the policy has context.
 """
 
 from __future__ import annotations
 
 from .checks import XML_ILLEGAL, require
+from .explanation import TermMatch
 from .records import RecallResult, RecallScoreBreakdown, StoredMemory
 
 __all__ = ["escape_xml", "render_profile_block", "render_recall_context"]
@@ -65,6 +71,33 @@ def _score_attributes(score: RecallScoreBreakdown) -> dict[str, str]:
     return attributes
 
 
+def _match_lines(match: TermMatch) -> list[str]:
+    head = _element(
+        "match",
+        close="/>" if not match.found_in else ">",
+        term=match.term,
+        words=" ".join(match.words),
+        steps=" ".join(match.steps),
+        weight=f"{match.weight:.6f}",
+        frequency=f"{match.frequency:.6f}",
+    )
+    if not match.found_in:
+        return ["    " + head]
+    inner = [
+        "      "
+        + _element(
+            "found_in",
+            close="/>",
+            memory_id=source.memory_id,
+            distance=source.distance,
+            weight=f"{source.weight:.6f}",
+            count=source.count,
+        )
+        for source in match.found_in
+    ]
+    return ["    " + head, *inner, "    </match>"]
+
+
 def render_recall_context(result: RecallResult) -> str:
     """The prompt block for the selected hits, or ``""`` when there are none."""
     result = require(result, RecallResult, "result")
@@ -79,6 +112,17 @@ def render_recall_context(result: RecallResult) -> str:
             user_scope=query.user_scope,
         )
     ]
+    explained = result.hits[0].score_breakdown
+    if explained.analyzer is not None:  # one policy ranked every hit: say it once
+        lines.append(
+            "  "
+            + _element(
+                "analysis",
+                close="/>",
+                analyzer=explained.analyzer,
+                **dict(explained.analysis_parameters),
+            )
+        )
     for hit in result.hits:
         score = hit.score_breakdown
         source = hit.provenance
@@ -92,6 +136,7 @@ def render_recall_context(result: RecallResult) -> str:
                 memory_kind=hit.scope.memory_kind.value,
             ),
             "    " + _element("score", close="/>", **_score_attributes(score)),
+            *(line for match in score.term_matches for line in _match_lines(match)),
             "    "
             + _element(
                 "provenance",

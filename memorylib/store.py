@@ -15,9 +15,10 @@
   without its newline is a write a crash interrupted: readers do not see it (and warn,
   ``UncommittedWriteWarning``); the next writer, under the lock, moves its bytes to the
   quarantine file, cuts them off, and appends.
-* ``read_all`` re-reads the file. A committed line that does not parse, a duplicate
-  id or another user's record is damage, not a crash: it raises, naming the line,
-  and ``python -m memorylib repair`` is the way out. Nothing is ever skipped silently.
+* ``read_all`` re-reads the file (a line seen before is decoded from a cache). A
+  committed line that does not parse, a duplicate id or another user's record is
+  damage, not a crash: it raises, naming the line, and ``python -m memorylib repair``
+  is the way out. Nothing is ever skipped silently.
 
 Reading never writes (not even the lock file). Nothing here rewrites a committed line.
 """
@@ -55,6 +56,7 @@ from .files import (
 from .interface import (
     MemoryStore,
     check_new_ids,
+    decode_record,
     user_scope_for,
 )
 from .records import StoredMemory
@@ -79,11 +81,7 @@ def encode_line(record: StoredMemory) -> bytes:
 def parse_line(raw: bytes, lineno: int) -> StoredMemory:
     """One committed line (without its newline) -> StoredMemory, or an error naming it."""
     try:
-        payload = json.loads(raw)
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise RemoteMemoryCorruptionError(f"line {lineno}: not valid JSON ({exc})") from None
-    try:
-        return StoredMemory.from_dict(payload)
+        return decode_record(bytes(raw))
     except RemoteMemoryCorruptionError as exc:
         raise RemoteMemoryCorruptionError(f"line {lineno}: {exc}") from None
 

@@ -6,7 +6,9 @@
 * ``import memorylib`` loads only the reference layer, the engine, tool and runtime:
   no numpy (the fast path loads it on the first indexed recall), no notebook stack,
   no database driver (``memorylib.backends`` is imported explicitly), no filelock (the
-  first write imports it) and nothing of asyncio, sqlite3 or xml.sax.
+  first write imports it), nothing of asyncio, sqlite3 or xml.sax, and no analyzer
+  package (the first analysis that needs one imports it), even with the evaluation's
+  named configurations built.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ REFERENCE = [
     "timestamps",
     "decoding",
     "records",
+    "explanation",
     "files",
     "interface",
     "store",
     "query",
+    "analysis",
     "candidates",
     "scoring",
     "ranking",
@@ -129,8 +133,22 @@ def test_import_memorylib_loads_no_fast_path_and_no_notebook_stack() -> None:
         "import sys, memorylib; from memorylib import *; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('numpy', 'pandas', 'matplotlib', 'ipywidgets', 'anthropic', 'sqlite3', 'psycopg', "
-        "'psycopg_pool') or m.startswith('memorylib.fast') or m.startswith('memorylib.notebook') "
+        "'psycopg_pool', 'stopwords', 'snowballstemmer', 'Stemmer', 'jieba') "
+        "or m.startswith('memorylib.fast') or m.startswith('memorylib.notebook') "
         "or m.startswith('memorylib.backends')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_named_configurations_load_no_analyzer_package_until_used() -> None:
+    code = (
+        "import sys; from memorylib.evaluation import CONFIGURATIONS; "
+        "from memorylib.candidates import searchable_terms; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('stopwords', 'snowballstemmer', 'Stemmer', 'jieba')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT

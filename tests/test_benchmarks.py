@@ -239,7 +239,7 @@ def test_the_stores_are_real_and_a_unique_turn_is_recalled_first(locomo: Path) -
     policies = {
         "coverage": DEFAULT_POLICY,
         "bm25": ScoringPolicy.bm25(),
-        "own": ScoringPolicy(recency_weight=0.5, recency_window_days=7.0, scorer="hybrid"),
+        "own": ScoringPolicy(recency_weight=0.5, recency_window_days=7.0, scorer="bm25+recency"),
     }
     report = run_benchmark(bench, policies)
     zebra = [s for s in report.scores if s.query_id == "26:qa-0"]
@@ -601,8 +601,11 @@ EXPECTED_LEGEND = (
     "abstain: no_relevant queries (nothing relevant) that got no hit; empty: answerable "
     "queries that got no hit.\n"
     "limit 10, each query's own as_of and query_id. coverage: the chapter's: matched / query "
-    "terms; bm25: k1 1.2, b 0.75; hybrid: 0.85 BM25/best + 0.15 recency; bm25+evidence: "
-    "min_evidence 0.4; hybrid+evidence: min_evidence 0.4.\n"
+    "terms; bm25: k1 1.2, b 0.75; bm25+recency: 0.85 BM25/best + 0.15 recency; bm25+evidence: "
+    "min_evidence 0.4; bm25+recency+evidence: min_evidence 0.4; bm25-stem-stop: Snowball "
+    "English stems and stopwords; bm25-zh-seg: jieba words and CJK characters beside the "
+    "bigrams, Chinese stopwords; bm25-dialogue: a dialogue's turns weigh 0.9 per later turn "
+    "less; bm25-context: neighbours in the same source at 0.4/0.25/0.1; bm25-full: all four.\n"
     "min_evidence 0.4 was chosen on dev only (tune_min_evidence); heldout is reported, never "
     "tuned on."
 )

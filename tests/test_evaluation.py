@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memorylib.__main__ import main as cli
+from memorylib.datasets import COURSE_AS_OF
 from memorylib.errors import RemoteMemoryValidationError
 from memorylib.evaluation import (
     STRICT_MIN_EVIDENCE,
@@ -31,23 +32,34 @@ from memorylib.evaluation import (
     tune_min_evidence,
 )
 from memorylib.scoring import ScoringPolicy, score_recall_candidate
+from memorylib.timestamps import parse_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "notebooks" / "solutions" / "10_beyond_the_teaching_ranker.py"
 
 EXPECTED_TABLE = """\
-split    scorer          queries recall@5 recall@10    MRR nDCG@10   abstain  empty
------------------------------------------------------------------------------------
-dev      coverage             77    0.736     0.812  0.715   0.708       5/9   0/77
-dev      bm25                 77    0.771     0.812  0.747   0.722       5/9   0/77
-dev      hybrid               77    0.771     0.812  0.745   0.722       5/9   0/77
-dev      bm25+evidence        77    0.474     0.474  0.504   0.447       9/9  31/77
-dev      hybrid+evidence      77    0.474     0.474  0.504   0.447       9/9  31/77
-heldout  coverage             33    0.758     0.818  0.699   0.684       0/4   2/33
-heldout  bm25                 33    0.848     0.848  0.756   0.730       0/4   2/33
-heldout  hybrid               33    0.848     0.848  0.751   0.727       0/4   2/33
-heldout  bm25+evidence        33    0.525     0.525  0.561   0.489       2/4  13/33
-heldout  hybrid+evidence      33    0.525     0.525  0.556   0.486       2/4  13/33"""
+split    scorer                queries recall@5 recall@10    MRR nDCG@10   abstain  empty
+-----------------------------------------------------------------------------------------
+dev      coverage                   77    0.736     0.812  0.723   0.715       5/9   0/77
+dev      bm25                       77    0.771     0.812  0.756   0.729       5/9   0/77
+dev      bm25+recency               77    0.771     0.812  0.753   0.728       5/9   0/77
+dev      bm25+evidence              77    0.474     0.474  0.513   0.453       9/9  31/77
+dev      bm25+recency+evidence      77    0.474     0.474  0.513   0.454       9/9  31/77
+dev      bm25-stem-stop             77    0.833     0.844  0.830   0.797       5/9   1/77
+dev      bm25-zh-seg                77    0.771     0.812  0.754   0.733       4/9   0/77
+dev      bm25-dialogue              77    0.771     0.812  0.756   0.729       5/9   0/77
+dev      bm25-context               77    0.771     0.812  0.756   0.729       5/9   0/77
+dev      bm25-full                  77    0.833     0.844  0.814   0.794       4/9   1/77
+heldout  coverage                   33    0.758     0.818  0.714   0.695       0/4   2/33
+heldout  bm25                       33    0.848     0.848  0.771   0.741       0/4   2/33
+heldout  bm25+recency               33    0.848     0.848  0.771   0.742       0/4   2/33
+heldout  bm25+evidence              33    0.525     0.525  0.576   0.500       2/4  13/33
+heldout  bm25+recency+evidence      33    0.525     0.525  0.576   0.501       2/4  13/33
+heldout  bm25-stem-stop             33    0.864     0.894  0.845   0.814       0/4   1/33
+heldout  bm25-zh-seg                33    0.879     0.879  0.819   0.790       0/4   1/33
+heldout  bm25-dialogue              33    0.848     0.848  0.771   0.741       0/4   2/33
+heldout  bm25-context               33    0.818     0.848  0.770   0.741       0/4   2/33
+heldout  bm25-full                  33    0.894     0.924  0.883   0.856       0/4   0/33"""
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +111,7 @@ def test_python_dash_m_memorylib_eval_json() -> None:
     payload = json.loads(done.stdout)
     assert payload["settings"]["strict_min_evidence"] == STRICT_MIN_EVIDENCE
     assert [r["scorer"] for r in payload["rows"]] == [s.name for s in standard_scorers()]
-    assert len(payload["queries"]) == 86 * 5
+    assert len(payload["queries"]) == 86 * len(standard_scorers())
     unanswerable = [q for q in payload["queries"] if not q["answerable"]]
     assert unanswerable and all(q["ndcg_at_10"] is None for q in unanswerable)
 
@@ -126,6 +138,26 @@ def test_a_query_without_hits_counts_zero_not_missing(stores) -> None:
     assert (outcome.recall_at_10, outcome.reciprocal_rank, outcome.ndcg_at_10) == (0, 0, 0)
     row = summarize([outcome], split=query.split, scorer="coverage")
     assert (row.answerable, row.ndcg_at_10, row.empty_answerable) == (1, 0.0, 1)
+
+
+def test_a_query_sees_only_what_its_user_had_stored_by_its_as_of(stores) -> None:
+    # e-054 is asked on 2026-06-01; sam-conv-028 was written in September. Without the cut
+    # it was admitted, counted as age 0 (the freshest) and ranked first by bm25+recency.
+    query = next(q for q in load_eval_queries() if q.query_id == "e-054")
+    early, full = stores.store(query.user_id, query.as_of), stores.store(query.user_id)
+    cut = parse_timestamp(query.as_of, "as_of")
+    stored = [parse_timestamp(r.stored_at, "stored_at") for r in early.read_all()]
+    assert stored and max(stored) <= cut
+    later = {r.memory_id for r in full.read_all()} - {r.memory_id for r in early.read_all()}
+    assert "sam-conv-028" in later
+    assert all(
+        parse_timestamp(r.stored_at, "stored_at") > cut
+        for r in full.read_all()
+        if r.memory_id in later
+    )
+    assert stores.store(query.user_id, COURSE_AS_OF) is full  # nothing after: the same store
+    (outcome,) = run_scorer(Scorer("r", ScoringPolicy.bm25_recency()), [query], stores)
+    assert outcome.hits and not set(outcome.hits) & later
 
 
 def test_the_evidence_threshold_is_tuned_on_dev_only(stores) -> None:
@@ -167,7 +199,7 @@ def test_your_function_from_a_module_or_a_file(capsys) -> None:
     )
     lines = capsys.readouterr().out.splitlines()
     mine = next(line for line in lines if line.startswith("dev      yours:my_score"))
-    assert mine.split()[2:] == ["77", "0.766", "0.812", "0.728", "0.714", "5/9", "0/77"]
+    assert mine.split()[2:] == ["77", "0.766", "0.812", "0.737", "0.721", "5/9", "0/77"]
     same = next(line for line in lines if "yours:score_recall_candidate" in line)
     coverage = next(line for line in lines if line.startswith("dev      coverage"))
     assert same.split()[2:] == coverage.split()[2:]

@@ -268,7 +268,7 @@ def test_a_check_is_deterministic() -> None:
 _SAME_EVERYWHERE = """
 import sys
 if sys.argv[1] == "more":  # other local modules loaded: hypothesis must not read them
-    import memorylib.backends, memorylib.notebook.ranker_views, memorylib.s12  # noqa: F401
+    import memorylib.backends, memorylib.notebook.ranker_exercises, memorylib.s12  # noqa: F401
 from memorylib.notebook import buildit
 from memorylib.notebook.exercises import check_function
 for exercise in buildit.EXERCISES.values():
@@ -405,7 +405,7 @@ CHECKERS = [
     ("playground", "check_isolation_query", (None,), {}),
     ("playground", "check_isolation_why", (), {}),
     ("live_agent", "check_restated_query", (None,), {"as_of": "x"}),
-    ("ranker_views", "check_my_score", (), {}),
+    ("ranker_exercises", "check_my_score", (), {}),
     ("service_views", "check_service_predictions", (), {}),
 ]
 

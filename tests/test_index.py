@@ -89,7 +89,7 @@ policies = st.builds(
     lexical_weight=st.sampled_from([0.0, 0.1, 0.5, 0.85, 1.0, 3.0]),
     recency_weight=st.sampled_from([0.15, 0.5, 1.0, 2.0, 1e-6]),
     recency_window_days=st.sampled_from([0.5, 1.0, 30.0, 365.0]),
-    scorer=st.sampled_from(["coverage", "coverage", "bm25", "hybrid"]),
+    scorer=st.sampled_from(["coverage", "coverage", "bm25", "bm25+recency"]),
     bm25_k1=st.sampled_from([0.0, 0.9, 1.2, 2.0]),
     bm25_b=st.sampled_from([0.0, 0.5, 0.75, 1.0]),
     min_evidence=st.sampled_from([0.0, 0.0, 0.3, 0.6, 1.0]),
@@ -475,11 +475,11 @@ def test_a_file_changed_between_refresh_and_read_is_indexed_again(tmp_path: Path
 
 @pytest.mark.slow  # 40-60 s per shape: `make test` runs it, `make test-fast` skips it
 @pytest.mark.parametrize(("shape", "records"), [("short", 1000), ("long", 400)])
-def test_bm25_and_hybrid_pruned_shortlists_equal_teaching(
+def test_bm25_and_bm25_recency_pruned_shortlists_equal_teaching(
     tmp_path: Path, shape: str, records: int
 ) -> None:
     # Synthetic stores have common words (in most records) and rare ones: most BM25 and
-    # hybrid queries take the pruned shortlist (the rarer terms' docs alone, when the
+    # bm25+recency queries take the pruned shortlist (the rarer terms' docs alone, when the
     # bound proves it); it must still give the teaching path's exact result, after
     # retractions too. The pruned path is counted, so this test cannot pass without it.
     from memorylib.synthetic import synthetic_queries, write_synthetic_store
@@ -491,9 +491,9 @@ def test_bm25_and_hybrid_pruned_shortlists_equal_teaching(
     queries = [*synthetic_queries(12, seed=4), "the memory", "记忆 用户 the", "user 用户"]
     policies = [
         ScoringPolicy.bm25(),
-        ScoringPolicy.hybrid(),
+        ScoringPolicy.bm25_recency(),
         ScoringPolicy.bm25(k1=2.0, b=0.0),
-        ScoringPolicy(scorer="hybrid", lexical_weight=0.5, recency_weight=0.5),
+        ScoringPolicy(scorer="bm25+recency", lexical_weight=0.5, recency_weight=0.5),
     ]
     taken = []
     original = bm25_module.BM25Scorer._pruned

@@ -459,8 +459,8 @@ def test_each_scorer_ranks_with_its_policy_and_shows_its_lexical_part(catalog) -
     assert cells(pg.hits_table_html(bm25), "lexical-score").values[0] == (
         f"{bm25.hits['lexical_score'][0]:.6f}"
     )
-    hybrid = playground_view(replace(DEFAULT_STATE, scorer="hybrid"), catalog)
-    assert max(hybrid.hits["lexical_score"]) == 1.0  # BM25 over the query's best
+    recent = playground_view(replace(DEFAULT_STATE, scorer="bm25+recency"), catalog)
+    assert max(recent.hits["lexical_score"]) == 1.0  # BM25 over the query's best
     unknown = playground_view(replace(DEFAULT_STATE, scorer="vector"), catalog)
     assert unknown.error is not None and "scorer must be one of" in unknown.error
 
@@ -480,7 +480,7 @@ def test_bm25_totals_above_one_still_fit_the_chart(catalog) -> None:
 def test_yours_runs_a_registered_function_and_explains_a_missing_or_failing_one(tmp_path) -> None:
     own = PlaygroundCatalog(tmp_path, generated_records=50)
     state = replace(DEFAULT_STATE, scorer=pg.YOURS)
-    assert [key for _, key in pg.scorer_options(own)] == ["coverage", "bm25", "hybrid"]
+    assert [key for _, key in pg.scorer_options(own)] == ["coverage", "bm25", "bm25+recency"]
     missing = playground_view(state, own)
     assert missing.error is not None and "use_scorer" in missing.error
     own.use_scorer(_solution_10())

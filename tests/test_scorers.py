@@ -1,7 +1,7 @@
-"""The scorers behind ScoringPolicy: coverage (the chapter's, unchanged), BM25, hybrid.
+"""The scorers behind ScoringPolicy: coverage (the chapter's, unchanged), BM25, bm25+recency.
 
 BM25 is checked against values worked out by hand on a three-record corpus; every
-scorer's breakdown adds up to its total; the hybrid scorer's best candidate scores a
+scorer's breakdown adds up to its total; the bm25+recency scorer's best candidate scores a
 lexical 1.0; a minimum evidence empties a stopword-only recall and says why; and the
 chapter's breakdown, JSON and XML stay exactly as they were.
 """
@@ -81,7 +81,7 @@ def test_bm25_matches_values_worked_out_by_hand(tmp_path: Path) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    scorer=st.sampled_from(["coverage", "bm25", "hybrid"]),
+    scorer=st.sampled_from(["coverage", "bm25", "bm25+recency"]),
     lexical=st.sampled_from([0.2, 0.85, 1.0]),
     recency=st.sampled_from([0.0, 0.15, 0.8]),
     text=st.sampled_from(["apple", "cherry date", "banana apple cherry", "apple grape"]),
@@ -98,7 +98,7 @@ def test_every_breakdown_adds_up(tmp_path_factory, scorer, lexical, recency, tex
         assert b.lexical_weight == lexical and b.recency_weight == recency
         if scorer != "coverage":
             assert b.lexical_contribution == pytest.approx(lexical * b.lexical_score, abs=1e-6)
-    if scorer == "hybrid" and result.hits:
+    if scorer == "bm25+recency" and result.hits:
         best = max(h.score_breakdown.bm25 for h in result.hits)
         assert any(
             h.score_breakdown.lexical_score == 1.0
@@ -160,20 +160,20 @@ def test_the_chapters_breakdown_serializes_as_before() -> None:
 
 def test_other_scorers_round_trip_and_name_themselves(tmp_path: Path) -> None:
     store = tiny(tmp_path)
-    engine = RecallEngine(store, policy=ScoringPolicy.hybrid())
+    engine = RecallEngine(store, policy=ScoringPolicy.bm25_recency())
     result = engine.recall("apple cherry", as_of=TEACHING_AS_OF, query_id="q")
     for hit in result.hits:
         payload = hit.score_breakdown.to_dict()
-        assert payload["scorer"] == "hybrid" and "bm25" in payload and "evidence" in payload
+        assert payload["scorer"] == "bm25+recency" and "bm25" in payload and "evidence" in payload
         assert RecallScoreBreakdown.from_dict(json.loads(json.dumps(payload))) == (
             hit.score_breakdown
         )
     xml = render_recall_context(result)
-    assert 'scorer="hybrid"' in xml and "bm25=" in xml
+    assert 'scorer="bm25+recency"' in xml and "bm25=" in xml
     tool = json.loads(
         recall_history("apple cherry", engine=engine, as_of=TEACHING_AS_OF, query_id="q")
     )
-    assert tool["hits"][0]["score_breakdown"]["scorer"] == "hybrid"
+    assert tool["hits"][0]["score_breakdown"]["scorer"] == "bm25+recency"
     chapter = render_recall_context(RecallEngine(store).recall("apple", as_of=TEACHING_AS_OF))
     assert "scorer=" not in chapter and "bm25=" not in chapter
 

@@ -37,10 +37,10 @@ def right_answer() -> dict[str, float]:
     return dict(runpy.run_path(str(SOLUTION))["my_breakdown"])
 
 
-MATCHED = ("index", "is", "recall", "status")
+MATCHED = ("index", "recall")
 
 
-def parts(age: float = AGE, coverage: float = 4 / 7, recency=None, matched=MATCHED) -> dict:
+def parts(age: float = AGE, coverage: float = 2 / 7, recency=None, matched=MATCHED) -> dict:
     """A student's breakdown worked forward from an age and a coverage."""
     recency = 1 / (1 + age / 30) if recency is None else recency
     return {
@@ -70,16 +70,18 @@ def test_the_reference_solution_passes_rounded_or_not() -> None:
     assert scoring.check_q11_note(answer).is_right
     assert scoring.check_q11_note(rounded(answer)).is_right
     assert scoring.check_q11_note(parts()).is_right  # worked forward the same way
-    assert scoring.check_q11_note(parts(matched=["Status", "recall", "is", "index"])).is_right
-    assert scoring.check_q11_note(parts(matched={"index", "is", "recall", "status"})).is_right
-    assert "rank 1" in scoring.check_q11_note(answer).message
+    assert scoring.check_q11_note(parts(matched=["Recall", "index"])).is_right
+    assert scoring.check_q11_note(parts(matched={"index", "recall"})).is_right
+    message = scoring.check_q11_note(answer).message
+    assert "15 of q-11's 40 candidates score higher" in message
+    assert "would not be among its 5 hits" in message
 
 
-def test_rounded_parts_added_pass_and_a_rounded_fraction_multiplied_fails() -> None:
+def test_rounded_parts_added_pass_and_a_fraction_rounded_short_fails() -> None:
     r = rounded(right_answer())
     added = {**r, "total": r["lexical_contribution"] + r["recency_contribution"]}
     assert scoring.check_q11_note(added).is_right
-    drifted = {**r, "lexical_contribution": 4 * 0.121429}  # 0.485716: 2 units off 0.485714
+    drifted = {**r, "lexical_contribution": 0.85 * round(2 / 7, 3)}  # 0.2431, not 0.242857
     assert list(wrong_lines(drifted)) == ["lexical_contribution"]
 
 
@@ -92,23 +94,34 @@ def test_the_matched_terms_are_graded_with_their_own_hints() -> None:
         "not among q-11's 7 terms"
         in wrong_lines(parts(matched=(*MATCHED, "green")))["matched_terms"]
     )
-    lines = wrong_lines(parts(matched=MATCHED[1:], coverage=3 / 7))
+    assert (
+        "not among the note's terms"
+        in wrong_lines(parts(matched=(*MATCHED, "status"), coverage=3 / 7))["matched_terms"]
+    )  # a "status note" that does not say "status"
+    lines = wrong_lines(parts(matched=MATCHED[1:], coverage=1 / 7))
     assert "is missing" in lines["matched_terms"]
     assert "right for your matched_terms" in lines["lexical_coverage"]
-    assert "a tuple of str" in wrong_lines(parts(matched="index is recall status"))["matched_terms"]
+    assert "a tuple of str" in wrong_lines(parts(matched="index recall"))["matched_terms"]
 
 
 def test_the_checker_numbers_are_the_contracts() -> None:
-    """The note matches index, is, recall and status; scored as a record of Mei's store it
-    would be q-11's first hit, with the checker's total."""
+    """The note matches index and recall; appended to Mei's store it is a candidate of
+    q-11 with the checker's total, below 15 others, so not one of the five hits."""
     query, note = scoring._q11()[1], scoring._q11()[2]
     records = (*course_records(COURSE_USERS[0]), note)
-    hits = recall_pipeline(query, records, as_of=query.issued_at).hits
-    assert hits[0].memory_id == note.memory_id
-    assert hits[0].score_breakdown.matched_terms == ("index", "is", "recall", "status")
+    candidates = build_recall_candidates(query, records).candidates
+    totals = {
+        c.record.memory_id: score_recall_candidate(query, c, as_of=query.issued_at)
+        for c in candidates
+    }
+    mine = totals.pop(note.memory_id)
+    assert mine.matched_terms == ("index", "recall")
     truth = scoring._q11_truth()
     assert math.isclose(truth["age_days"], AGE)
-    assert hits[0].score_breakdown.total == truth["total"]
+    assert mine.total == truth["total"]
+    assert sum(b.total > mine.total for b in totals.values()) == 15
+    hits = recall_pipeline(query, records, as_of=query.issued_at).hits
+    assert note.memory_id not in {hit.memory_id for hit in hits}
 
 
 def test_the_note_is_in_no_store() -> None:
@@ -126,13 +139,13 @@ def test_one_part_off_is_wrong_and_only_that_part_is_named() -> None:
     ]  # two units in the sixth place are wrong
 
 
-@pytest.mark.parametrize("answer", [0.623177, "0.62", [0.5], True], ids=repr)
+@pytest.mark.parametrize("answer", [0.38032, "0.38", [0.5], True], ids=repr)
 def test_an_answer_that_is_not_a_dict_is_wrong(answer) -> None:
     assert scoring.check_q11_note(answer).verdict is Verdict.WRONG
 
 
 def test_unknown_keys_and_non_numbers_are_named() -> None:
-    assert "Unknown key" in scoring.check_q11_note({"coverage": 4 / 7}).message
+    assert "Unknown key" in scoring.check_q11_note({"coverage": 2 / 7}).message
     assert "a number" in wrong_lines({"total": "0.62"})["total"]
     assert "a number" in wrong_lines({"total": True})["total"]
     assert "a number" in wrong_lines({"total": float("nan")})["total"]
@@ -145,11 +158,11 @@ def test_a_part_at_a_time() -> None:
         Verdict.NOT_ANSWERED
     )
     so_far = scoring.check_q11_note(
-        {"matched_terms": MATCHED, "lexical_coverage": 4 / 7, "age_days": AGE}
+        {"matched_terms": MATCHED, "lexical_coverage": 2 / 7, "age_days": AGE}
     )
     assert so_far.verdict is Verdict.NOT_ANSWERED
     assert "Not answered yet for recency" in so_far.message and "Right so far" in so_far.message
-    early = scoring.check_q11_note({"lexical_coverage": 4 / 4})
+    early = scoring.check_q11_note({"lexical_coverage": 2 / 2})
     assert early.verdict is Verdict.WRONG
     assert any("Not answered yet for matched_terms, age_days" in line for line in early.details)
 
@@ -165,12 +178,12 @@ def test_the_likely_mistakes_get_their_own_hints() -> None:
     stored = wrong_lines(parts(age=(AS_OF - STORED).total_seconds() / 86_400))
     assert "not from stored_at" in stored["age_days"]
 
-    for counted in (4, 5, 6):  # what, is, the or of left out of the query's 7 terms
-        lines = wrong_lines(parts(coverage=4 / counted))
+    for counted in (3, 4, 5, 6):  # what, is, the and/or of left out of the query's 7 terms
+        lines = wrong_lines(parts(coverage=2 / counted))
         assert "not every query term was counted" in lines["lexical_coverage"]
         assert "right for your lexical_coverage" in lines["lexical_contribution"]
     assert "count the matches again" in wrong_lines(parts(coverage=3 / 7))["lexical_coverage"]
-    assert "QUERY's terms" in wrong_lines(parts(coverage=4 / 18))["lexical_coverage"]
+    assert "QUERY's terms" in wrong_lines(parts(coverage=2 / 16))["lexical_coverage"]
 
     exponential = wrong_lines(parts(recency=math.exp(-AGE / 30)))
     assert "not exp(-age_days / 30)" in exponential["recency"]
@@ -221,10 +234,10 @@ def test_a_total_copied_from_the_screen_is_named() -> None:
 
 
 def test_no_cell_before_the_check_shows_a_part_of_the_answer() -> None:
-    """The parts only this note has (its age, recency, recency contribution and total) are
-    not in any cell's source or output before the check, at 6 places or the 2 of
-    score_frame's age column. (Its coverage 4/7 and lexical part 0.85 × 4/7 are shared with
-    records the notebook shows: the check asks for all six.)"""
+    """No number of the answer (its coverage 2/7, age, recency, both contributions and
+    total) is in any cell's source or output before the check, at 6 places, at 3 (the
+    chart labels) or, for the age, the 2 of score_frame's age column: 2 of 7 terms is a
+    count no record the notebook shows matches, for q-11 or its other 7-term query."""
     truth = scoring._q11_truth()
     cells = nbformat.read(NOTEBOOK, as_version=4).cells
     check = next(i for i, c in enumerate(cells) if "check_q11_note(my_breakdown)" in c.source)
@@ -235,6 +248,7 @@ def test_no_cell_before_the_check_shows_a_part_of_the_answer() -> None:
             shown.append(output.get("text", ""))
             shown += [str(value) for value in output.get("data", {}).values()]
     screen = "\n".join(shown)
-    for name in ("age_days", "recency", "recency_contribution", "total"):
+    for name in scoring.Q11_PARTS[1:]:
         assert f"{truth[name]:.6f}" not in screen, name
+        assert f"{truth[name]:.3f}" not in screen, name
     assert f"{truth['age_days']:.2f}" not in screen

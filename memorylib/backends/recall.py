@@ -60,13 +60,15 @@ class TermMatches:
 
 def serves(policy: object) -> bool:
     """Whether the database path can answer for ``policy``: the chapter's ``coverage``
-    scorer without ``min_evidence``. BM25 and hybrid need every searched record's term
+    scorer without ``min_evidence``, on the chapter's terms (the terms table holds no
+    other analyzer's). BM25 and bm25+recency need every searched record's term
     frequencies and lengths (the terms table keeps neither), so those policies, and any
     bad value, take the taught path, which answers or raises as taught."""
     return (
         isinstance(policy, ScoringPolicy)
         and policy.scorer == "coverage"
         and policy.min_evidence == 0
+        and policy.chapter_terms
     )
 
 

@@ -11,10 +11,12 @@ the same questions quicker at 100,000 records:
   reference path), and thousands of capture times at once;
 * ``log``: an incremental view of a store file (only the bytes it gained are read);
 * ``state``: the inverted index's arrays, and how records join them (where text
-  enters the index: the place an analyzer would change);
+  enters the index: the place an analyzer changes; one state per analyzer in use);
+* ``context``: a record counted with its neighbours in the same source (a policy's
+  ``context``): neighbour slots, lengths and postings in context;
 * ``shortlist``: the coverage scorer's shortlist, proven to hold the top ``limit``
   (the database backends use it too);
-* ``bm25``: the BM25 / hybrid / min_evidence shortlist with numpy (MaxScore);
+* ``bm25``: the BM25 / bm25+recency / min_evidence shortlist with numpy (MaxScore);
 * ``persist``: the index saved beside a large store, and loaded back;
 * ``index``: ``RecallIndex``, which keeps the state in step with the file and answers
   ``RecallEngine.recall``.

@@ -1,16 +1,19 @@
-"""BM25, hybrid and a minimum evidence on the index: the shortlist by score.
+"""BM25, bm25+recency and a minimum evidence on the index: the shortlist by score.
 
 Every matching doc is scored with numpy: term frequencies and lengths are in the
-index (``state.IndexState``), and a common term's weights are kept spread over every
-doc between queries (``BM25Scorer._impact``). The docs whose total may reach the top
-``limit`` (ties and rounding included) are kept; the taught stages score and order
-them. For hybrid, the query's best BM25 (which scales every score) is the taught
-``bm25_score`` of the docs whose numpy BM25 is within rounding of the top.
+index (``state.IndexState``; with a policy's context, the fractional counts and lengths
+of ``context.Neighbourhood``), and a common term's weights are kept spread over every
+doc between queries (``BM25Scorer._impact``). A query's term weights (dialogue turns,
+``scoring.query_weights``) multiply each term's idf as the taught ``weighted_idf`` does.
+The docs whose total may reach the top ``limit`` (ties and rounding included) are
+kept; the taught stages score and order them. For bm25+recency, the query's best BM25
+(which scales every score) is the taught ``bm25_score`` of the docs whose numpy BM25 is
+within rounding of the top.
 
 **MaxScore.** When a query mixes common terms (on an eighth of the docs or more) with
-rarer ones, only the rarer terms' docs are scored first: a term adds less than
-``idf * (k1 + 1)``, so a doc holding only common terms stays below the sum of theirs,
-and if ``limit`` of the scored docs beat that bound plus all that recency can add,
+rarer ones, only the rarer terms' docs are scored first: a term adds less than its
+``weighted_idf * (k1 + 1)``, so a doc holding only common terms stays below the sum of
+theirs, and if ``limit`` of the scored docs beat that bound plus all that recency can add,
 nobody else can reach the top; otherwise every doc is scored.
 
 The numbers are the reference's: ``length_norms`` and ``term_weights`` are
@@ -28,9 +31,10 @@ import numpy as np
 
 from memorylib.candidates import CorpusStats
 from memorylib.records import RecallCandidate
-from memorylib.scoring import bm25_score, idf
+from memorylib.scoring import bm25_score, query_weights, weighted_idf
 from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros
 
+from .context import Neighbourhood
 from .shortlist import ROUNDING_SLACK
 from .state import IndexState, Matches
 
@@ -89,11 +93,15 @@ def _top_of(total: np.ndarray, level: np.ndarray, captured: np.ndarray, k: int) 
 
 
 class BM25Scorer:
-    """The BM25/hybrid/min_evidence shortlist over one ``IndexState``, with the length
-    norms and common terms' weights it keeps between queries (a new state, a new scorer)."""
+    """The BM25/bm25+recency/min_evidence shortlist over one ``IndexState`` (and, for a
+    policy's context, its ``Neighbourhood``), with the length norms and common terms'
+    weights it keeps between queries (a new state or context, a new scorer)."""
 
-    def __init__(self, state: IndexState, candidates: Candidates) -> None:
+    def __init__(
+        self, state: IndexState, candidates: Candidates, context: Neighbourhood | None = None
+    ) -> None:
         self.state = state
+        self.context = context
         self._candidates = candidates
         self._norms: tuple[tuple, np.ndarray] | None = None
         self._impacts: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see _impact
@@ -108,12 +116,14 @@ class BM25Scorer:
                 frequency[term] = sum(int(np.count_nonzero(alive[docs])) for docs, _ in parts)
             else:
                 frequency[term] = sum(len(docs) for docs, _ in parts)
-        return CorpusStats(state.searched, state.alive_length, frequency)
+        total = state.alive_length if self.context is None else self.context.total
+        return CorpusStats(state.searched, total, frequency)
 
     def shortlist(self, found: Matches) -> tuple[list[int], CorpusStats]:
         """Docs that certainly hold the top ``limit`` by ``found.policy``, and the corpus
-        (for hybrid, with the query's exact best BM25) the taught stages score with."""
+        (for bm25+recency, with the query's exact best BM25) the taught stages score with."""
         corpus = self.corpus(found)
+        weights = query_weights(found.query)
         docs, levels, query, policy = found.docs, found.levels, found.query, found.policy
         if not len(docs):
             return [], corpus
@@ -127,7 +137,7 @@ class BM25Scorer:
         raw = np.zeros(len(docs) if sparse else n)
         matched_idf = np.zeros(len(raw)) if policy.min_evidence else None
         for term, parts in found.postings.items():  # sorted terms: the taught sums' order
-            weight = idf(term, corpus)
+            weight = weighted_idf(term, corpus, weights)
             for part, (term_docs, tfs) in enumerate(parts):
                 if not sparse:
                     impact = self._impact(found, term, part, norm)
@@ -146,8 +156,8 @@ class BM25Scorer:
         if not sparse and len(docs) < len(raw):  # (every doc matching: already aligned)
             raw = raw[docs]
             matched_idf = None if matched_idf is None else matched_idf[docs]
-        query_idf = sum(idf(term, corpus) for term in query.terms)
-        if policy.scorer == "hybrid":
+        query_idf = sum(weighted_idf(term, corpus, weights) for term in query.terms)
+        if policy.scorer == "bm25+recency":
             corpus = self._with_best_bm25(found, docs, raw, corpus)
             best = corpus.best_bm25
             lexical = raw / best if best else np.zeros(len(docs))
@@ -194,9 +204,10 @@ class BM25Scorer:
             cand = cand[self.state.alive.view[cand]]
         if len(cand) <= limit:
             return None
+        weights = query_weights(found.query)
         raw = np.zeros(len(cand))
         for term, parts in postings.items():
-            weight = idf(term, corpus)
+            weight = weighted_idf(term, corpus, weights)
             for part, (term_docs, tfs) in enumerate(parts):
                 if term in common:
                     impact = self._impact(found, term, part, norm)
@@ -208,10 +219,11 @@ class BM25Scorer:
                     continue
                 where, hit = _locate(cand, term_docs)  # a short list's docs in cand
                 raw[where[hit]] += weight * term_weights(tfs[hit], norm[term_docs[hit]], k1)
-        bound = sum(idf(term, corpus) for term in common) * (k1 + 1.0)  # any other doc's BM25
+        # any other doc's BM25
+        bound = sum(weighted_idf(term, corpus, weights) for term in common) * (k1 + 1.0)
         top = float(raw.max())
         slack = ROUNDING_SLACK * (1.0 + top + bound)
-        if policy.scorer == "hybrid":
+        if policy.scorer == "bm25+recency":
             if top <= bound + slack:  # the best BM25 might be outside: score every doc
                 return None
             corpus = self._with_best_bm25(found, cand, raw, corpus)
@@ -245,18 +257,22 @@ class BM25Scorer:
     def _with_best_bm25(
         self, found: Matches, docs: np.ndarray, raw: np.ndarray, corpus: CorpusStats
     ) -> CorpusStats:
-        """``corpus`` with the query's exact best BM25 (hybrid divides by it): the taught
+        """``corpus`` with the query's exact best BM25 (bm25+recency divides by it): the taught
         ``bm25_score`` of the docs whose numpy BM25 (``raw``) is within rounding of the top."""
         top = float(raw.max())
         best_docs = docs[raw >= top - ROUNDING_SLACK * (1.0 + top)].tolist()
-        best = max(bm25_score(c, corpus, found.policy) for c in self._candidates(found, best_docs))
+        weights = query_weights(found.query)
+        best = max(
+            bm25_score(c, corpus, found.policy, weights) for c in self._candidates(found, best_docs)
+        )
         return dataclasses.replace(corpus, best_bm25=best)
 
     def _length_norms(self, corpus: CorpusStats, k1: float, b: float) -> np.ndarray:
         """``length_norms`` of every doc, cached while the corpus and parameters stay the same."""
         key = (k1, b, corpus.documents, corpus.total_length, len(self.state.ids))
         if self._norms is None or self._norms[0] != key:
-            norms = length_norms(self.state.term_lengths.view, corpus.average_length, k1, b)
+            lengths = self.state.term_lengths.view if self.context is None else self.context.lengths
+            norms = length_norms(lengths, corpus.average_length, k1, b)
             self._norms = (key, norms)
             self._impacts.clear()
         return self._norms[1]

@@ -11,11 +11,20 @@ A query finds, for every matching live record, how many query terms it has (its
 level): one ``bincount`` when the postings are large, a sort of the postings when
 they are small. Then a shortlist keeps the few records that certainly hold the top
 ``limit``: ``fast.shortlist`` for the chapter's coverage scorer (levels and recency
-alone decide), ``fast.bm25`` for BM25, hybrid and a minimum evidence (every match
-scored with numpy, MaxScore when it provably suffices). Only those become
+alone decide), ``fast.bm25`` for BM25, bm25+recency and a minimum evidence (every
+match scored with numpy, MaxScore when it provably suffices). Only those become
 RecallCandidates (their records read back from the file), and the taught
 ``stable_rank_recall_candidates`` scores and orders them. Identical hits, ranks,
 breakdowns and counts, by construction and by property test.
+
+A policy's analysis beyond the chapter's terms (``ScoringPolicy.chapter_terms`` false)
+is answered the same way from another *view*: the query analyzed as taught
+(``pipeline.prepare_query``); the postings of the policy's analyzer (another
+``IndexState`` of the same docs, built on its first query and kept in step with this
+one, ``IndexState.with_analyzer``); with context, those postings and lengths counted
+with the neighbours (``fast.context``); a ``BM25Scorer`` of its own, with the query's
+weights. Its shortlisted records become candidates through the taught
+``analysis.text_terms`` and ``candidates.in_context``.
 
 The index follows the file: a ``stat`` per query; when the file grew, only the new
 committed lines are read (``log.FileLog``); when it was replaced, truncated or
@@ -29,13 +38,16 @@ from __future__ import annotations
 import gc
 import os
 import threading
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
+from memorylib.analysis import CHAPTER_ANALYZER, Analyzer, text_terms
+from memorylib.candidates import in_context
 from memorylib.checks import require
 from memorylib.errors import RemoteMemoryCorruptionError
-from memorylib.pipeline import empty_reason, recall_pipeline
+from memorylib.pipeline import empty_reason, prepare_query, recall_pipeline
 from memorylib.ranking import stable_rank_recall_candidates
 from memorylib.records import RecallCandidate, RecallQuery, RecallResult, StoredMemory
 from memorylib.scoring import DEFAULT_POLICY, ScoringPolicy
@@ -45,6 +57,7 @@ from memorylib.timestamps import epoch_micros, parse_timestamp
 from . import persist
 from .bm25 import BM25Scorer
 from .codec import decode_line
+from .context import Neighbourhood
 from .log import FileLog
 from .shortlist import coverage_shortlist
 from .state import IndexState, Matches, Parts
@@ -68,6 +81,20 @@ def _frequency(parts: Parts, doc: int) -> int:
     raise _Moved  # the record holds a term the index does not: the file changed
 
 
+@dataclass(frozen=True, slots=True)
+class _View:
+    """What a policy's terms are read from: the state of its analyzer, with its context
+    (None: each record counted alone), and the BM25 scorer over them."""
+
+    state: IndexState
+    context: Neighbourhood | None
+    scorer: BM25Scorer
+
+    def postings(self, term: str) -> Parts:
+        parts = self.state.postings(term)
+        return parts if self.context is None else self.context.postings(term, parts)
+
+
 class RecallIndex:
     """Inverted index over one store's conversation records, kept in step with its file.
 
@@ -89,6 +116,32 @@ class RecallIndex:
         self._state = state
         self._bm25 = BM25Scorer(state, self._candidates)
         self._made: dict[int, RecallCandidate] = {}  # one recall's candidates, by doc
+        self._analyzed: dict[Analyzer, IndexState] = {}  # the same docs, another analyzer's
+        self._views: dict[tuple[Analyzer, tuple[float, ...]], _View] = {}
+
+    def _view(self, policy: ScoringPolicy) -> _View:
+        """The view ``policy``'s terms are read from (built on first use)."""
+        analyzer = CHAPTER_ANALYZER if policy.analyzer.is_chapter else policy.analyzer
+        key = (analyzer, policy.context)
+        view = self._views.get(key)
+        if view is None:
+            if analyzer.is_chapter:
+                state = self._state
+            else:
+                state = self._analyzed.get(analyzer)
+                if state is None:
+                    state = self._analyzed[analyzer] = self._state.with_analyzer(
+                        analyzer, self._load
+                    )
+            if key == (CHAPTER_ANALYZER, ()):
+                view = _View(state, None, self._bm25)
+            else:
+                context = Neighbourhood(state, policy.context) if policy.context else None
+                view = _View(state, context, BM25Scorer(state, self._candidates, context))
+            self._views[key] = view
+        if view.context is not None:
+            view.context.sync()
+        return view
 
     # -- keeping up with the file ---------------------------------------------------------
 
@@ -120,6 +173,8 @@ class RecallIndex:
             if self._log.generation != self._state.generation:  # the file is gone or empty
                 self._start(IndexState(generation=self._log.generation))
             self._state.fold_runs()
+            for other in self._analyzed.values():
+                other.fold_runs()
         finally:
             if pause:
                 gc.enable()
@@ -135,6 +190,8 @@ class RecallIndex:
         if generation != self._state.generation:
             self._start(IndexState(generation=generation))
         self._state.add(records, offsets, lengths)
+        for other in self._analyzed.values():  # the other analyzers' states keep in step
+            other.add(records, offsets, lengths)
 
     def _load(self, docs: list[int]) -> list[StoredMemory]:
         """The records of ``docs``, read back from their lines in the file."""
@@ -189,14 +246,16 @@ class RecallIndex:
         self._made = {}
         moment = parse_timestamp(as_of, "as_of")
         policy = require(policy, ScoringPolicy, "policy")
-        state = self._state
+        query = prepare_query(query, policy)  # the policy's analysis of the query, as taught
+        view = self._view(policy)
+        state = view.state
         unique_terms = sorted(set(query.terms))  # a hand-built query may repeat a term
-        postings = {term: state.postings(term) for term in unique_terms}
+        postings = {term: view.postings(term) for term in unique_terms}
         docs, levels = self._match([docs for parts in postings.values() for docs, _ in parts])
         found = Matches(query, policy, moment, postings, docs, levels)
         corpus = None
         if policy.uses_bm25 or policy.min_evidence:
-            chosen, corpus = self._bm25.shortlist(found)
+            chosen, corpus = view.scorer.shortlist(found)
         else:
             chosen = self._coverage_shortlist(found)
         hits = stable_rank_recall_candidates(
@@ -279,21 +338,39 @@ class RecallIndex:
 
     def _candidates(self, found: Matches, docs: list[int]) -> list[RecallCandidate]:
         """RecallCandidates of ``docs``: records read back, terms as the taught stage finds
-        them (the tokenizer's third call, see ``fast.state``), term frequencies and
-        lengths from the index."""
+        them (the tokenizer's third call, see ``fast.state``; another analyzer's terms by
+        the taught ``text_terms``), term frequencies and lengths from the index, or with
+        context counted by the taught ``in_context`` among the neighbours."""
+        view = self._view(found.policy)
+        state, context, analyzer = view.state, view.context, view.state.analyzer
         wanted = set(found.query.terms)
-        made = self._made  # this recall's candidates so far (hybrid asks twice for the best)
+        ordered = sorted(wanted)
+        made = self._made  # this recall's candidates so far (bm25+recency asks twice)
         new = [doc for doc in docs if doc not in made]
         for doc, record in zip(new, self._load(new), strict=True):
-            searchable = terms(record.summary + " " + record.content)  # = searchable_terms
-            matched = tuple(t for t in searchable if t in wanted)
+            text = record.summary + " " + record.content
+            sources: tuple = ()
+            if context is not None:  # the record among its neighbours
+                own = text_terms(text, analyzer)
+                around, nearby, searchable = context.placed(doc, own, self._load)
+                matched = tuple(t for t in ordered if t in own.counts or t in nearby)
+                frequencies, length, sources = in_context(record, own, around, matched)
+            else:
+                if analyzer.is_chapter:
+                    searchable = terms(text)  # = searchable_terms
+                else:
+                    searchable = text_terms(text, analyzer).terms
+                matched = tuple(t for t in searchable if t in wanted)
+                frequencies = tuple(_frequency(found.postings[t], doc) for t in matched)
+                length = int(state.term_lengths.view[doc])
             made[doc] = RecallCandidate(
                 query_id=found.query.query_id,
                 record=record,
                 searchable_terms=searchable,
                 matched_terms=matched,
                 captured_at=parse_timestamp(record.source.captured_at, "captured_at"),
-                term_frequencies=tuple(_frequency(found.postings[t], doc) for t in matched),
-                length=int(self._state.term_lengths.view[doc]),
+                term_frequencies=frequencies,
+                length=length,
+                term_sources=sources,
             )
         return [made[doc] for doc in docs]

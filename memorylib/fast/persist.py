@@ -47,7 +47,7 @@ __all__ = [
     "unpack_strings",
 ]
 
-FORMAT = 2  # bump when the arrays or the tokenizer change meaning
+FORMAT = 3  # bump when the arrays or the tokenizer change meaning (3: each doc's source)
 MIN_BYTES = 4 << 20  # smaller stores index in well under a second: no snapshot
 
 
@@ -125,7 +125,10 @@ def crc_of_prefix(path: Path, size: int, block: int = 8 << 20) -> int | None:
 
 def save_index(state: IndexState, log: FileLog) -> bool:
     """Save ``state``, read by ``log`` from its file (pending runs are merged first: a
-    snapshot holds the CSR arrays only). False when it could not be written."""
+    snapshot holds the CSR arrays only). False when it could not be written, or when
+    the state holds another analyzer's terms than the chapter's (built per process)."""
+    if not state.analyzer.is_chapter:
+        return False
     if state.runs:
         state.merge_runs()
     words = [key for key in state.vocab if isinstance(key, str)]
@@ -151,6 +154,9 @@ def save_index(state: IndexState, log: FileLog) -> bool:
         "doc_lengths": state.lengths.view,
         "captured": state.captured.view,
         "alive": state.alive.view,
+        "source_of": state.source_of.view,
+        # source_ids in code order (dicts keep it), as JSON: one may hold any character
+        "sources": np.frombuffer(json.dumps(list(state.sources)).encode("utf-8"), np.uint8),
         "doc_ids": pack_strings(state.ids),
         "all_ids": pack_strings(sorted(log.ids)),
         "hidden": pack_strings(sorted(state.hidden_ids)),
@@ -179,6 +185,10 @@ def load_index(log: FileLog) -> IndexState | None:
         alive_length=meta["alive_length"],
         dead=meta["dead"],
         hidden_ids=set(unpack_strings(arrays["hidden"], meta["hidden"])),
+        sources={
+            name: code
+            for code, name in enumerate(json.loads(arrays["sources"].tobytes().decode("utf-8")))
+        },
         vocab=vocab,
         csr_offsets=arrays["csr_offsets"],
         csr_docs=arrays["csr_docs"],
@@ -189,6 +199,7 @@ def load_index(log: FileLog) -> IndexState | None:
         ("doc_lengths", state.lengths),
         ("captured", state.captured),
         ("alive", state.alive),
+        ("source_of", state.source_of),
         ("term_lengths", state.term_lengths),
     ):
         growable.extend(arrays[name])

@@ -1,8 +1,8 @@
 """What the index holds for one store file, and how records join it.
 
 Per conversation record (its *doc*, numbered in file order): memory_id, where its line
-is, its capture time (integer microseconds), its term count and whether a retraction
-hides it. Per term: the docs that hold it and how often, as CSR arrays (term id ->
+is, its capture time (integer microseconds), its source, its term count and whether a
+retraction hides it. Per term: the docs that hold it and how often, as CSR arrays (term id ->
 slice of docs and term frequencies) plus the runs of docs added since the last merge.
 Records join in chunks (``add``); ``fold_runs`` makes the new postings visible to
 queries, merging them into the CSR arrays once there are many. ``Matches`` is what one
@@ -14,26 +14,37 @@ query finds in them: the shortlists (``shortlist``, ``bm25``) start from it.
 gives a shortlisted record its ``searchable_terms`` (``index.RecallIndex``; the
 databases' terms table is filled by it too, ``backends.rows.record_terms``). Each is
 the taught ``extract_terms(normalize_text(...))`` exactly
-(``tests/test_fast_equivalence.py``). An analyzer (stemming, stopwords, segmentation)
-changes all of them together, must be applied by the taught stages too (the paths are
-held equal), and bumps ``persist.FORMAT`` so no saved index of the old terms is loaded.
+(``tests/test_fast_equivalence.py``).
+
+**Another analyzer** (``memorylib.analysis``: stems, stopwords, segmentation) is a
+state of its own (``analyzer``; ``with_analyzer`` builds it from this one's docs) that
+changes the first and third place together: ``tokenizer.analyzed_pairs`` files the
+records, and the shortlisted ones get the taught ``analysis.text_terms`` (the second,
+``term_key``, is the same for every analyzer). The taught stages apply the same
+analyzer (``ScoringPolicy.analyzer``), and ``tests/test_analyzed_index.py`` holds the
+paths equal. Only the chapter's state is saved (``persist``: a change of its terms
+bumps ``persist.FORMAT``, so no saved index of the old terms is loaded). Each doc's
+source (``source_of``, codes of ``sources``) is there for ``fast.context``: a record
+counted with its neighbours in the same source.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
 import numpy as np
 
+from memorylib.analysis import CHAPTER_ANALYZER, Analyzer
 from memorylib.records import MemoryKind, RecallQuery, StoredMemory
 from memorylib.scoring import ScoringPolicy
 
 from .codec import capture_micros
-from .tokenizer import spread, term_key, term_pairs
+from .tokenizer import analyzed_pairs, spread, term_key, term_pairs
 
 __all__ = ["Growable", "IndexState", "Matches", "Parts", "index_terms", "new_vocabulary"]
 
@@ -88,6 +99,7 @@ class IndexState:
     ``FileLog`` generation they were read from."""
 
     generation: int = -1
+    analyzer: Analyzer = CHAPTER_ANALYZER  # whose terms the postings hold
     ids: list[str] = field(default_factory=list)  # memory_id of each doc; position = doc id
     position: dict[str, int] | None = None  # memory_id -> doc, built at the first retraction
     # per doc: where its line starts in the file, and the line's length without newline
@@ -98,6 +110,9 @@ class IndexState:
     captured: Growable = field(default_factory=partial(Growable, np.int64))
     alive: Growable = field(default_factory=partial(Growable, np.bool_))
     term_lengths: Growable = field(default_factory=partial(Growable, np.int32))
+    # per doc: its source_id, as a code of ``sources`` (source_id -> code, first seen first)
+    source_of: Growable = field(default_factory=partial(Growable, np.int32))
+    sources: dict[str, int] = field(default_factory=dict)
     alive_length: int = 0  # the sum of term_lengths over live docs
     dead: int = 0
     hidden_ids: set[str] = field(default_factory=set)  # retracted ids (any kind) seen so far
@@ -141,6 +156,14 @@ class IndexState:
             self.offsets.extend(np.asarray([offsets[i] for i in keep], dtype=np.int64))
             self.lengths.extend(np.asarray([lengths[i] for i in keep], dtype=np.int32))
             self.captured.extend(capture_micros([r.source.captured_at for r in new]))
+            codes = self.sources
+            self.source_of.extend(
+                np.fromiter(
+                    (codes.setdefault(r.source.source_id, len(codes)) for r in new),
+                    dtype=np.int32,
+                    count=len(new),
+                )
+            )
             self._add_terms([r.summary + " " + r.content for r in new], first)
             hidden = self.hidden_ids  # a retraction read before its target: not via the API
             dead = np.asarray([i in hidden for i in ids] if hidden else [], dtype=bool)
@@ -153,6 +176,23 @@ class IndexState:
         for record in records:
             if record.kind is MemoryKind.RETRACTION:
                 self._hide(record.retracts or "")
+
+    def with_analyzer(
+        self, analyzer: Analyzer, load: Callable[[list[int]], list[StoredMemory]]
+    ) -> IndexState:
+        """A state of the same docs (ids, lines, capture times, sources, liveness) whose
+        postings hold ``analyzer``'s terms; ``load`` reads docs' records back."""
+        other = IndexState(generation=self.generation, analyzer=analyzer)
+        offsets, lengths = self.offsets.view.tolist(), self.lengths.view.tolist()
+        for start in range(0, len(self.ids), _CHUNK):
+            chunk = list(range(start, min(start + _CHUNK, len(self.ids))))
+            other._add_chunk(
+                load(chunk), offsets[start : chunk[-1] + 1], lengths[start : chunk[-1] + 1]
+            )
+        for target in sorted(self.hidden_ids):
+            other._hide(target)
+        other.fold_runs()
+        return other
 
     def _hide(self, target: str) -> None:
         self.hidden_ids.add(target)
@@ -170,12 +210,15 @@ class IndexState:
         for i, text in enumerate(texts):  # tokenize in batches of bounded size
             chars += len(text)
             if chars >= _BATCH_CHARS or i == len(texts) - 1:
-                docs, term_ids, tfs = term_pairs(
-                    texts[start : i + 1],
-                    list(range(first + start, first + i + 1)),
-                    self.vocab.__getitem__,
-                    self.packed,
-                )
+                batch, batch_docs = texts[start : i + 1], list(range(first + start, first + i + 1))
+                if self.analyzer.is_chapter:
+                    docs, term_ids, tfs = term_pairs(
+                        batch, batch_docs, self.vocab.__getitem__, self.packed
+                    )
+                else:
+                    docs, term_ids, tfs = analyzed_pairs(
+                        batch, batch_docs, self.vocab.__getitem__, self.analyzer
+                    )
                 # term_pairs returns the pairs ordered by term, then doc: a sorted run
                 counts = np.bincount(term_ids, minlength=len(self.vocab)).astype(np.int32)
                 self.runs.append((counts, docs, tfs))

@@ -13,6 +13,12 @@ Unicode (``tests/test_fast_equivalence.py``):
   times faster, is used when the text has none);
 * ``term_pairs`` tokenizes a batch of texts as one numpy array of code points (see its
   docstring), for building the inverted index.
+
+Another analyzer than the chapter's (``memorylib.analysis``) files a record under its
+own terms: ``analyzed_counts`` reads the words and CJK runs with the same regexes and
+applies the analysis's own steps to them (``analysis.stem``, ``analysis.cjk_terms``, the
+stopword set), and ``analyzed_pairs`` turns a batch of texts into the same (doc, term
+id, count) pairs as ``term_pairs``. Both are held equal to ``analysis.text_terms``.
 """
 
 from __future__ import annotations
@@ -26,14 +32,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from memorylib.analysis import Analyzer, cjk_terms, stem, stop_terms
 from memorylib.query import CJK_FIRST, CJK_LAST, is_word_char
 
 __all__ = [
     "HAN_BASE",
     "HAN_SPAN",
     "LONE_BASE",
+    "analyzed_counts",
+    "analyzed_pairs",
     "fold_case",
     "narrow_fullwidth",
+    "runs",
     "spread",
     "term_key",
     "term_pairs",
@@ -134,9 +144,36 @@ def unique_terms(normalized: str) -> set[str]:
     return found
 
 
+def runs(folded: str) -> tuple[list[str], list[str]]:
+    """Every word and every maximal CJK run of folded text (``fold_case``), repeats kept,
+    as the reference's ``char_class`` groups them (for the analyzers' index)."""
+    if folded.isascii():
+        return _ASCII_WORD.findall(folded), []
+    rules = _rules()
+    words = rules.plain if rules.marks.isdisjoint(folded) else rules.full
+    return words.findall(folded), rules.han.findall(folded)
+
+
 def terms(text: str) -> tuple[str, ...]:
     """``extract_terms(normalize_text(text))``, quicker."""
     return tuple(sorted(unique_terms(fold_case(text))))
+
+
+def analyzed_counts(text: str, analyzer: Analyzer) -> dict[str, int]:
+    """``analysis.text_terms(text, analyzer).counts`` of raw ``text``, quicker (the regexes
+    of ``runs`` instead of a loop over characters; nothing cached): for the index."""
+    words, han_runs = runs(fold_case(text))
+    stop = stop_terms(analyzer.stopwords)
+    counts: dict[str, int] = {}
+    for word in words:
+        if word not in stop:
+            term = stem(analyzer.stemmer, word) if analyzer.stemmer else word
+            counts[term] = counts.get(term, 0) + 1
+    for run in han_runs:
+        for term, _ in cjk_terms(run, analyzer):
+            if term not in stop:
+                counts[term] = counts.get(term, 0) + 1
+    return counts
 
 
 def term_key(term: str) -> str | int:
@@ -204,6 +241,28 @@ def term_pairs(
     occurrence_docs = np.concatenate([part[0] for part in parts])
     occurrence_ids = np.concatenate([part[1] for part in parts])
     return _ordered_pairs(occurrence_docs, occurrence_ids)
+
+
+def analyzed_pairs(
+    texts: list[str], docs: list[int], vocab_id: VocabId, analyzer: Analyzer
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``term_pairs`` for another analyzer: the unique (doc, term id) pairs of raw
+    ``texts`` under ``analyzer`` (``analyzed_counts``), ordered by term id then doc, and
+    how often each term occurs in its doc (capped at 65,535). Term keys are ``term_key``'s,
+    so a query term finds its postings the same way."""
+    pair_docs: list[int] = []
+    pair_ids: list[int] = []
+    pair_counts: list[int] = []
+    for doc, text in zip(docs, texts, strict=True):
+        for term, count in analyzed_counts(text, analyzer).items():
+            pair_docs.append(doc)
+            pair_ids.append(vocab_id(term_key(term)))
+            pair_counts.append(count)
+    found_docs = np.asarray(pair_docs, dtype=np.int32)
+    found_ids = np.asarray(pair_ids, dtype=np.int32)
+    order = np.lexsort((found_docs, found_ids))
+    counts = np.minimum(np.asarray(pair_counts, dtype=np.int64), 0xFFFF).astype(np.uint16)
+    return found_docs[order], found_ids[order], counts[order]
 
 
 def _ordered_pairs(docs: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,8 +5,9 @@ load only when a notebook imports one of these modules.
 
 * Modules per notebook topic: ``records_exercises`` (01's checks; 00 and 01 draw in their
   own cells), ``failure_views`` (07), ``retraction_views`` (07b), ``playground`` (08: its
-  state -> view function and the widget box), ``live_agent`` (09), ``ranker_views`` (10) and
-  ``service_views`` (11: its PostgreSQL set-up and its check; 11 draws in its own cells).
+  state -> view function and the widget box), ``live_agent`` (09), ``ranker_exercises``
+  (10's check; 10 draws in its own cells) and ``service_views`` (11: its PostgreSQL set-up
+  and its check; 11 draws in its own cells).
   None imports another (import-linter's independence contract in ``pyproject.toml``).
 * Shared helpers, which import no view module: ``common`` (notebook set-up and its one
   chart style with the font family list, the course clocks, ``figure_png``, styled

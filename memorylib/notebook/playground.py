@@ -225,16 +225,16 @@ class PlaygroundState:
     user: str = COURSE_USERS[0]
     dataset: str = "course"
     query_id: str = "q-08-playground"
-    scorer: str = "coverage"  # coverage, bm25, hybrid, or "yours" (catalog.use_scorer)
+    scorer: str = "coverage"  # coverage, bm25, bm25+recency, or "yours" (catalog.use_scorer)
 
 
 DEFAULT_STATE = PlaygroundState()
 YOURS = "yours"
 # The weights a scorer starts with when it is picked (the sliders stay free afterwards):
 # BM25 alone is lexical only, as in ScoringPolicy.bm25(); the others keep the chapter's.
-SCORER_PRESETS = {"coverage": (0.85, 0.15), "bm25": (1.0, 0.0), "hybrid": (0.85, 0.15)}
+SCORER_PRESETS = {"coverage": (0.85, 0.15), "bm25": (1.0, 0.0), "bm25+recency": (0.85, 0.15)}
 SCORER_PRESETS[YOURS] = (0.85, 0.15)
-_SCORER_LABELS = {"coverage": "coverage (the chapter's)", "hybrid": "hybrid (bm25 + recency)"}
+_SCORER_LABELS = {"coverage": "coverage (the chapter's)"}
 
 
 def scorer_options(catalog: PlaygroundCatalog) -> list[tuple[str, str]]:

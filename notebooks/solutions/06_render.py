@@ -15,8 +15,9 @@ D  "shell decision" -> 1 hit: conversation-002 says "shell" in its content; "dec
    only in conversation-004's provenance title, which is never searched (searching titles
    would give 2).
 E  "layered memory", limit 11 -> rejected: the limit must be 1 to 10 (the chapter's rule,
-   stated in section 1), so recall raises RemoteMemoryValidationError before anything is
-   read or rendered.
+   stated in notebook section 1 and shown there for limit=0), so recall raises
+   RemoteMemoryValidationError in stage 1 (the library's error), before anything is read or
+   rendered.
 """
 
 my_prediction = {

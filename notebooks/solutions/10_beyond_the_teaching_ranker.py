@@ -2,11 +2,13 @@
 
 The chapter's coverage counts every query term the same. ``my_score`` keeps the
 chapter's breakdown and recency but weighs each matched term by its idf, so a match on
-"bigram" (in 3 of Mei's 70 records) counts far more than one on "the" (in 33):
+"bigram" (in 3 of the 69 conversation records recall searches in Mei's history) counts far
+more than one on "the" (in 32):
 
     lexical = sum(idf(t) for t in matched_terms) / sum(idf(t) for t in query.terms)
 
-The same number is what ``ScoringPolicy(min_evidence=...)`` thresholds (``evidence``).
+The same share is what ``ScoringPolicy(min_evidence=...)`` thresholds (``scoring.evidence``),
+and BM25 breakdowns report it as ``evidence``.
 Evaluate it from a shell too:
 
     python -m memorylib eval --scorer notebooks/solutions/10_beyond_the_teaching_ranker.py:my_score

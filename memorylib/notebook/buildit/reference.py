@@ -44,7 +44,10 @@ REFERENCE_FUNCTIONS: dict[str, tuple[ModuleType, tuple[str, ...]]] = {
     ),
     "score": (scoring, ("recency_score", "score_recall_candidate")),
     "stable rank": (ranking, ("rank_key", "hit_from", "stable_rank_recall_candidates")),
-    "render": (render, ("escape_xml", "_element", "_score_attributes", "render_recall_context")),
+    "render": (
+        render,
+        ("escape_xml", "_element", "_score_attributes", "_match_lines", "render_recall_context"),
+    ),
 }
 # stage -> what its functions read that is not one of them: (module, a function's or a
 # module-level constant's name), shown first. Only where a stage reads one. What those
@@ -61,6 +64,8 @@ REFERENCE_READS: dict[str, tuple[tuple[ModuleType, str], ...]] = {
         (timestamps, "epoch_micros"),
         (scoring, "DEFAULT_POLICY"),
         (scoring, "bm25_score"),
+        (scoring, "query_weights"),
+        (scoring, "explained"),
         (scoring, "score_recall_candidate"),
         (ranking, "ScoreFunction"),
     ),

@@ -6,11 +6,11 @@ age in days).
 The build-it is checked against ``memorylib.scoring`` with its default policy (the
 chapter's weights 0.85 / 0.15, with the contract's coverage = matched / query terms and
 its recency 1 / (1 + age / 30)) on the seven fields the chapter defines. Floats must be
-rounded to 6 places, and are compared within one unit of the sixth place (the engine's
-``within``), so a total that adds the two rounded contributions is as right as the
-library's rounded unrounded sum (0.283333 + 0.133333 = 0.416666 against 0.416667). A
-body that calls the library's ``score_recall_candidate`` (directly, or through the
-pipeline or the ranker) is refused.
+rounded to 6 places (``_read`` refuses a float with more digits, as not rounded), and are
+compared within one unit of the sixth place (the engine's ``within``), so a total that
+adds the two rounded contributions is as right as the library's rounded unrounded sum
+(0.283333 + 0.133333 = 0.416666 against 0.416667). A body that calls the library's
+``score_recall_candidate`` (directly, or through the pipeline or the ranker) is refused.
 
 Generated candidates match 1..n of n query terms (n up to 7) and were captured from 400
 days before ``as_of`` to 3 days after it, at whole and fractional days, and stored some
@@ -381,13 +381,16 @@ SCORE_RECALL_CANDIDATE = FunctionExercise(
 
 Q11 = "q-11"  # labelled "stopword_noise": the record a person wants misses the top 5
 Q11_RECORD = "mei-conv-056"  # that record (notebook 04 shows its breakdown)
-# A status note Mei could have saved. No store of the course holds it, so no output of the
-# notebook shows its numbers. The library could compute them (a student could append it to a
-# store and recall); the exercise is to work them out from these facts, and the check asks
-# for the working (the matched terms, the age in days) as well as the breakdown.
+# A status note about a check Mei made on a Friday (stored the next morning). No store of
+# the course holds it. It matches 2 of q-11's 7 terms, a count no record the notebook shows
+# has for q-11 (they match 3, 4 or 5) or for its 7-term query (4, 6 or 7), so no output of
+# the notebook shows its coverage or lexical part, nor (its own timestamps) its age,
+# recency, recency part or total. The library could compute them (a student could append
+# it to a store and recall); the exercise is to work them out from these facts, and the
+# check asks for the working (the matched terms, the age in days) as well as the breakdown.
 Q11_NOTE = MappingProxyType(
     {
-        "summary": "Recall index status is green again",
+        "summary": "Recall index green again",
         "content": "Checked on Friday: every shard answers, p95 latency back under 40 ms.",
         "captured_at": "2026-11-27T15:20:00Z",
         "stored_at": "2026-11-28T08:05:00Z",
@@ -656,14 +659,28 @@ def check_q11_note(answer: object) -> CheckResult:
                 f"{', '.join(given)}."
             )
         t = _q11_truth()
-        above = sum(hit.score_breakdown.total > t["total"] for hit in _q11_hits())
+        hits = _q11_hits()
+        above = sum(hit.score_breakdown.total > t["total"] for hit in hits)
+        if above < len(hits):
+            where = f"Among q-11's {len(hits)} hits, the note would rank {above + 1}."
+        else:
+            records, query, _, as_of = _q11()
+            candidates = build_recall_candidates(query, records).candidates
+            higher = sum(
+                score_recall_candidate(query, c, as_of=as_of).total > t["total"] for c in candidates
+            )
+            where = (
+                f"{higher} of q-11's {len(candidates)} candidates score higher, so the note "
+                f"would not be among its {len(hits)} hits (the last of them scores "
+                f"{hits[-1].score_breakdown.total:.6f})."
+            )
         return right(
             f"Right: {len(t['matched_terms'])} of {len(_q11()[1].terms)} terms "
             f"({', '.join(t['matched_terms'])}), "
             f"coverage {t['lexical_coverage']:.6f}, {t['age_days']:.6f} days old, "
             f"recency {t['recency']:.6f}; {DEFAULT_LEXICAL_WEIGHT:g} × "
             f"{t['lexical_coverage']:.6f} + {DEFAULT_RECENCY_WEIGHT:g} × {t['recency']:.6f} = "
-            f"{t['total']:.6f}. Among q-11's five hits, the note would rank {above + 1}."
+            f"{t['total']:.6f}. {where}"
         )
 
     return check_value(answer, judge, placeholder="a dict of the seven parts (see the comment)")
