@@ -99,7 +99,7 @@ def test_a_rejected_query_and_a_slider_policy_are_reported(catalog) -> None:
     assert rejected.comparison is None and "no searchable term" in (rejected.error or "")
     assert "Query rejected" in yours_html(rejected)
     heavy = yours_view(replace(CHAPTER, recency_weight=0.6), catalog, pipeline)
-    assert heavy.note is not None and "chapter's scorer" in heavy.note
+    assert heavy.note is not None and "chapter's weights" in heavy.note
 
 
 def test_what_the_student_typed_is_escaped(catalog) -> None:

@@ -804,7 +804,7 @@ class YoursView:
     yours: tuple[str, ...]  # the contract names of the functions that are yours
     comparison: Comparison | None
     error: str | None = None
-    note: str | None = None  # the sliders' policy is not the chapter's
+    note: str | None = None  # the sliders' policy is not the chapter's weights
 
     @property
     def difference(self) -> tuple[str, str] | None:
@@ -814,7 +814,8 @@ class YoursView:
 def yours_view(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline) -> YoursView:
     """Run ``pipeline`` and the library's on ``state``'s query over every record (the
     taught path). Your scorer implements the chapter's formula, so both use the
-    chapter's policy whatever the sliders say; ``note`` says so when they differ."""
+    chapter's weights with the contract's recency curve whatever the sliders say;
+    ``note`` says so when they differ."""
     try:
         comparison = pipeline.compare(
             state.query,
@@ -831,8 +832,9 @@ def yours_view(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
     chapter = (DEFAULT_LEXICAL_WEIGHT, DEFAULT_RECENCY_WEIGHT, DEFAULT_RECENCY_WINDOW_DAYS)
     if sliders != chapter or state.scorer != "coverage":
         note = (
-            "both columns use the chapter's scorer (0.85 / 0.15, 30 days), as your "
-            "score_recall_candidate does; the playground above uses the sliders' policy"
+            "both columns use the chapter's weights (0.85 / 0.15) with the contract's "
+            "recency curve (30 days), as your score_recall_candidate does; the playground "
+            "above uses the sliders' policy"
         )
     return YoursView(state, pipeline.yours, comparison, note=note)
 
