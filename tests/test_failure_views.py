@@ -155,7 +155,7 @@ def _shown(cell) -> str:
 
 # What makes each call new: none of it may appear before the exercise. (E is
 # `store.read_all()` on a store whose LAST line is complete but not JSON: the notebook damages
-# line 3 of 8 only, and reads torn last lines that have no newline. F's step, the fsync of a new
+# line 3 of 7 only, and reads torn last lines that have no newline. F's step, the fsync of a new
 # file's directory, is a row of section 4's table whose outcome is left to the exercise; above
 # it, that fsync never fails.)
 NEW = {

@@ -27,7 +27,8 @@ WON = "appended (won)"
 
 def contender(path: str, index: int, barrier: Any, results: Any) -> None:
     """Wait at ``barrier`` with the others, then append ``RACE_MEMORY_ID`` to the store at
-    ``path``; put ``WON`` or the name of the typed error on the ``results`` queue."""
+    ``path``; put ``WON``, the name of the typed error, or ``"barrier broken"`` (the others
+    never arrived) on the ``results`` queue."""
     store = RemoteMemoryStore(path)
     text = f"Contender {index} wrote this line."
     moment = "2026-08-02T11:00:00Z"

@@ -19,7 +19,9 @@ E  store.read_all() when, after the seven lines, an eighth (the last) line ends 
    it is in the file, so this line was committed and is now damaged; only a line without
    its newline is an uncommitted (torn) tail.
 F  the first append to a new file whose directory fsync fails (only that call) ->
-   RemoteMemoryWriteError: a failed step of a write is cut back (a file the call created is
+   RemoteMemoryWriteError: the append of a new file is acknowledged only when the file's fsync
+   and the directory's fsync have returned, so the failed directory fsync is a failed step of
+   the write; a failed step is cut back (a file the call created is
    removed again) and reported as "nothing was stored, retrying is safe"; only a cut back that fails too makes
    the store fail closed (RemoteMemoryFailedClosedError).
 """
