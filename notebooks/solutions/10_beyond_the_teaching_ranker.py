@@ -1,7 +1,7 @@
 """Reference solution for notebook 10's "Your turn" (for instructors).
 
 The chapter's coverage counts every query term the same. ``my_score`` keeps the
-chapter's breakdown and recency but weighs each matched term by its idf, so a match on
+chapter's breakdown (and the library's fields beyond it) and the contract's recency but weighs each matched term by its idf, so a match on
 "bigram" (in 3 of the 69 conversation records recall searches in Mei's history) counts far
 more than one on "the" (in 32):
 
@@ -20,7 +20,7 @@ from memorylib.timestamps import age_in_days
 
 
 def my_score(query, candidate, *, as_of, policy, corpus):
-    """Score one candidate: idf-weighted coverage plus the chapter's recency."""
+    """Score one candidate: idf-weighted coverage plus the contract's recency."""
     weight = {term: idf(term, corpus) for term in query.terms}
     lexical = sum(weight[t] for t in candidate.matched_terms) / sum(weight.values())
     recency = recency_score(age_in_days(candidate.captured_at, as_of), policy.recency_window_days)
