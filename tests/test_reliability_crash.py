@@ -295,6 +295,30 @@ def test_sigkilled_writers_never_lose_an_acknowledged_record(tmp_path: Path) -> 
         restart = round_no % 10 == 9  # every 10th round: a fresh reader of the whole file
         _verify(path, acked, retracted, torn, None if restart else parent_store)
         _bump("rounds_verified_without_repair")
+    # The random rounds reach a kill step only when an armed writer meets a torn tail before
+    # the parent kills it, which a slow or busy machine can miss. Then tear the tail here and
+    # let one armed writer recover it and die at that step, so both steps are always tried.
+    for step in ("after_quarantine", "after_truncate"):
+        if _figures.get(f"killed_during_recovery_{step}", 0):
+            continue
+        prefix = b'{"schema_version":1,"memory_id":"torn-' + step.encode() + b'","kind":"conv'
+        with path.open("ab") as handle:
+            handle.write(prefix)
+        torn.append(prefix)
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.close(read_fd)
+            _writer(parent_store, write_fd, f"forced-{step}", 0, False, step)
+        os.close(write_fd)
+        status = _reap(pid, time.monotonic() + PROCESS_TIMEOUT)
+        lines = _drain(read_fd)
+        assert [line for line in lines if line.startswith("E ")] == []
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        assert f"K {step}" in lines, lines
+        _bump(f"killed_during_recovery_{step}")
+        _bump("forced_recovery_kills")
+        _verify(path, acked, retracted, torn, None)
     elapsed = time.monotonic() - started
     records = RemoteMemoryStore(path, user_id=USER).read_all()
     assert check_store_file(path).healthy
