@@ -382,8 +382,8 @@ def test_every_message_the_engine_writes_comes_from_the_catalogue() -> None:
     source = Path(exercises.__file__).read_text(encoding="utf-8")
     used = set(re.findall(r'say\(\s*f?"([a-z_.]+)', source))
     used |= {f"stage.{stage}" for stage in ("named", "generated")}  # say(f"stage.{...}")
-    assert used - {"stage."} <= set(MESSAGES["en"]), used - set(MESSAGES["en"])
-    assert set(MESSAGES["en"]) <= used | {"stage."}, set(MESSAGES["en"]) - used
+    assert used - {"stage."} <= set(MESSAGES), used - set(MESSAGES)
+    assert set(MESSAGES) <= used | {"stage."}, set(MESSAGES) - used
 
 
 # -- every checker of the course is on the engine -------------------------------------------------
