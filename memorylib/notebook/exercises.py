@@ -1,30 +1,14 @@
 """The course's one exercise engine: every "Your turn" is checked here.
 
-A check returns a ``CheckResult``: not answered (the committed ``...``, or a template that
-still raises ``NotImplementedError``), wrong with a hint, or right. Printed, it is one line
-starting ⏳, ❌ or ✅; as a cell's value, a small HTML box.
-
-* ``check_value(answer, judge, placeholder=...)``: a typed value; ``judge`` returns
-  ``right(...)`` or ``wrong(hint)``, and an ``expect_*`` parser that rejects it ends the check.
-* ``check_function(FunctionExercise(...), answer)``: the student's function against the
-  reference on named worked examples, then on cases a hypothesis strategy generates (seeded,
-  and shrunk to the smallest disagreement). Results agree when ``same``: equal, floats within
-  ``TOLERANCE``. A ``Mistake`` is a runnable wrong variant with a hint, shown when the
-  student's function does what it does; ``refuses`` names functions the answer must not call.
-* ``Question``: multiple choice, or a short answer with accepted forms.
-
-    >>> from hypothesis import strategies as st
-    >>> double = FunctionExercise(
-    ...     "double", lambda n: 2 * n,
-    ...     examples=(Named("two doubled", Call(2)),),
-    ...     cases=st.integers(-5, 5).map(Call),
-    ...     mistakes=(Mistake("adds one", "Multiply by 2.", lambda n: n + 1),),
-    ... )
-    >>> print(check_function(double, lambda n: n + 1, name="mine"))
-    ❌ Not yet — adds one. Multiply by 2.
-      counterexample (named): two doubled: mine(2)
-      expected: 4
-      got:      3
+A check returns a ``CheckResult``: not answered (the committed ``...``, or a template still
+raising ``NotImplementedError``), wrong with a hint, or right; printed, one line starting ⏳,
+❌ or ✅, and as a cell's value a small HTML box. ``check_value(answer, judge, placeholder=)``
+checks a typed value (``judge`` returns ``right(...)`` or ``wrong(hint)``; an ``expect_*``
+parser that rejects the answer ends the check). ``check_function(FunctionExercise(...),
+answer)`` runs the student's function against the reference on named worked examples, then
+on cases a hypothesis strategy generates (seeded; the first disagreement shrunk to the
+smallest); results agree when ``same`` (floats within ``TOLERANCE``); a catalogued
+``Mistake`` that does what the student's function does gives its hint. ``Question``: a quiz.
 """
 
 from __future__ import annotations
@@ -32,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
-import math
 import re
 import sys
 import tempfile
@@ -69,7 +52,6 @@ MESSAGES: dict[str, str] = {
         """
 placeholder: Not answered yet: replace ... with {placeholder}.
 type: The answer must be {described}, not {kind}.
-finite: The answer must be a finite number.
 labels.missing: Not answered yet for {labels}.
 labels.wrong: {wrong} of {total} wrong:
 labels.line: {label}: you said {given}. Hint: {hint}
@@ -149,18 +131,6 @@ class Counterexample:
         stage = say("counterexample", stage=say(f"stage.{self.stage}"))
         return ((stage, self.example), (say("expected"), self.expected), (say("got"), self.got))
 
-    def lines(self) -> tuple[str, ...]:
-        """Three labelled lines; a multi-line value continues under its label, indented."""
-        (label, value), *rest = self.rows()
-        width = max(len(label) for label, _ in rest) + 2
-        return (
-            f"{label}: " + value.replace("\n", "\n    "),
-            *(
-                f"{(k + ':').ljust(width)}" + v.replace("\n", "\n" + " " * (width + 2))
-                for k, v in rest
-            ),
-        )
-
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -181,9 +151,18 @@ class CheckResult:
 
     @property
     def text(self) -> str:
-        """The marked message, then each detail (and the counterexample) indented."""
-        extra = self.details + (self.counterexample.lines() if self.counterexample else ())
-        return "\n  ".join([f"{self.mark} {self.message}", *extra])
+        """The marked message, then each detail and the counterexample's lines, indented (a
+        value of several lines continues under its label)."""
+        lines = [f"{self.mark} {self.message}", *self.details]
+        if self.counterexample is not None:
+            (label, value), *rest = self.counterexample.rows()
+            width = max(len(label) for label, _ in rest) + 2
+            lines.append(f"{label}: " + value.replace("\n", "\n    "))
+            for label, value in rest:
+                lines.append(
+                    (label + ":").ljust(width) + value.replace("\n", "\n" + " " * (width + 2))
+                )
+        return "\n  ".join(lines)
 
     def __str__(self) -> str:
         return self.text
@@ -225,9 +204,6 @@ def right(message: str) -> CheckResult:
     return CheckResult(Verdict.RIGHT, message)
 
 
-# -- value exercises ----------------------------------------------------------------------------
-
-
 class _Stop(Exception):
     """Ends a check with ``result`` (an ``expect_*`` parser rejected the answer, say)."""
 
@@ -236,12 +212,11 @@ class _Stop(Exception):
         self.result = result
 
 
-def _stop(result: CheckResult) -> NoReturn:
-    raise _Stop(result)
-
-
 def _not_a(described: str, value: object) -> NoReturn:
-    _stop(wrong(say("type", described=described, kind=type(value).__name__)))
+    raise _Stop(wrong(say("type", described=described, kind=type(value).__name__)))
+
+
+# -- value exercises ----------------------------------------------------------------------------
 
 
 def check_value(
@@ -252,27 +227,16 @@ def check_value(
     kind: type | None = None,
     described: str = "",
 ) -> CheckResult:
-    """``...`` (or None) is not answered; an answer that is not a ``kind`` (when given) is
-    wrong; otherwise ``judge(answer)`` decides."""
+    """``...`` (or None) is not answered; an answer that is not a ``kind`` (when given; a
+    bool is no int) is wrong; otherwise ``judge(answer)`` decides."""
     if answer is Ellipsis or answer is None:
         return not_answered(say("placeholder", placeholder=placeholder))
     try:
-        if kind is not None and (
-            not isinstance(answer, kind) or (isinstance(answer, bool) and kind is not bool)
-        ):
+        if kind is not None and (not isinstance(answer, kind) or type(answer) is bool is not kind):
             _not_a(described, answer)
         return judge(answer)
     except _Stop as stop:
         return stop.result
-
-
-def expect_number(answer: object) -> float:
-    """A finite int or float (not a bool), as a float."""
-    if isinstance(answer, bool) or not isinstance(answer, int | float):
-        _not_a("a number", answer)
-    if not math.isfinite(answer):
-        _stop(wrong(say("finite")))
-    return float(answer)
 
 
 def expect_sequence(answer: object, described: str, *, item: type[T]) -> tuple[T, ...]:
@@ -293,7 +257,7 @@ def expect_labels(answer: object, labels: Iterable[str], described: str) -> dict
     wanted = list(labels)
     missing = [label for label in wanted if label not in answer or answer[label] is Ellipsis]
     if missing:
-        _stop(not_answered(say("labels.missing", labels=", ".join(missing))))
+        raise _Stop(not_answered(say("labels.missing", labels=", ".join(missing))))
     return {label: answer[label] for label in wanted}
 
 
@@ -339,12 +303,10 @@ class Question:
     def check(self, answer: object) -> CheckResult:
         labels = ", ".join(self.labels)
         if answer is Ellipsis or answer is None:
-            choose = say("quiz.choose", choices=labels) if self.choices else say("quiz.write")
-            return not_answered(choose)
+            return not_answered(say("quiz.choose", choices=labels) if labels else say("quiz.write"))
         if not isinstance(answer, str):
             return wrong(say("type", described="a str", kind=type(answer).__name__))
-        given = normalize_text(answer)
-        accepted = {normalize_text(form) for form in self.accepted}
+        given, accepted = normalize_text(answer), {normalize_text(a) for a in self.accepted}
         if self.choices:
             given, accepted = given.upper(), {label.upper() for label in self.accepted}
             if given not in self.labels:
@@ -591,9 +553,9 @@ class _Check:
             if mine and codes:
                 sys.setprofile(previous)
         if mine and isinstance(error, NotImplementedError):
-            _stop(not_answered(say("function.template", name=self.name)))
+            raise _Stop(not_answered(say("function.template", name=self.name)))
         if entered:
-            _stop(wrong(say("function.delegates", name=self.name, refused=entered[0])))
+            raise _Stop(wrong(say("function.delegates", name=self.name, refused=entered[0])))
         if error is not None:
             return _Run(error=error)
         try:
@@ -673,7 +635,7 @@ class _Check:
         def disagrees(call: Call) -> bool:
             if time.perf_counter() - start > DEADLINE_SECONDS:
                 slow = dict(name=self.name, generated=generated, seconds=DEADLINE_SECONDS)
-                _stop(wrong(say("function.slow", **slow)))
+                raise _Stop(wrong(say("function.slow", **slow)))
             expected, got = self.runs(call)
             if expected.agrees(got):
                 agreed[0] += not first  # counted until the first disagreement
