@@ -21,10 +21,10 @@ from memorylib.notebook import exercises as ex
 from memorylib.query import extract_terms, is_cjk, is_word_char, normalize_text, term_occurrences
 
 __all__ = ["EXERCISE_TEXT", "EXTRACT_TERMS", "NORMALIZE_TEXT", "catalogue", "check_predicted_terms"]
-Variants = Mapping[str, Callable[..., Any]] | Callable[[str], Callable[..., Any]]
+_Variants = Mapping[str, Callable[..., Any]] | Callable[[str], Callable[..., Any]]
 
 
-def catalogue(text: str, variants: Variants) -> tuple[ex.Mistake, ...]:
+def catalogue(text: str, variants: _Variants) -> tuple[ex.Mistake, ...]:
     """The mistakes of ``text``, one per line "name: hint" (indented lines go on with the
     hint), each run as ``variants[name]`` (or ``variants(name)``)."""
     found = [" ".join(entry.split()).split(": ", 1) for entry in re.split(r"\n(?! )", text)]
@@ -44,7 +44,7 @@ def named(examples: dict[str, Any]) -> tuple[ex.Named, ...]:
 # a CJK compatibility ideograph and a Kangxi radical, become CJK under NFKC
 ALPHABET = "ab _19ABC\t\n\u3000\u00a0-'.!?ＡｂＣ１分层记忆召回éÉßẞДдΣς\u0301ﬁ①ǰ\uf900\u2f00"
 TEXTS = st.text(alphabet=ALPHABET, max_size=12)
-_nfkc, _fold = functools.partial(unicodedata.normalize, "NFKC"), fold_whitespace
+_nfkc = functools.partial(unicodedata.normalize, "NFKC")
 
 
 def _a_str(result: Any, call: ex.Call) -> str:
@@ -68,13 +68,13 @@ the ends are not trimmed: Folding also trims: no space at the start or the end
 NFKC only before casefold: casefold can leave text that is no longer NFKC ('ǰ' casefolds to 'j' + a
   combining caron): apply NFKC again after casefold, as the contract says."""
 NORMALIZE_VARIANTS = {
-    "no NFKC": lambda t: _fold(t.casefold()),
-    "lower() instead of casefold()": lambda t: _fold(_nfkc(_nfkc(t).lower())),
-    "no case folding": lambda t: _fold(_nfkc(t)),
+    "no NFKC": lambda t: fold_whitespace(t.casefold()),
+    "lower() instead of casefold()": lambda t: fold_whitespace(_nfkc(_nfkc(t).lower())),
+    "no case folding": lambda t: fold_whitespace(_nfkc(t)),
     "whitespace not folded": lambda t: _nfkc(_nfkc(t).casefold()),
     "only spaces folded": lambda t: re.sub(" +", " ", _nfkc(_nfkc(t).casefold())).strip(" "),
     "the ends are not trimmed": lambda t: re.sub(r"\s+", " ", _nfkc(_nfkc(t).casefold())),
-    "NFKC only before casefold": lambda t: _fold(_nfkc(t).casefold()),
+    "NFKC only before casefold": lambda t: fold_whitespace(_nfkc(t).casefold()),
 }
 NORMALIZE_TEXT = ex.FunctionExercise(
     function="normalize_text",
