@@ -158,38 +158,28 @@ def _mistaken(mistake: str) -> Callable[[RecallQuery, tuple[StoredMemory, ...]],
     return build
 
 
-# the worked examples' records
+# the worked examples' calls: (query, records)
 _CHAPTER, _LAYERED, _SPEC = fx.chapter_records(), fx.make_query(fx.CHAPTER_QUERY), fx.RecordSpec
+_BACKEND = fx.make_query("backend engineer"), _CHAPTER
 _STRANGER = _SPEC("other-001", summary=("layered", "memory"))
+_OTHER = _LAYERED, _CHAPTER + fx.build_records((_STRANGER,), user_scope_for("someone-else"))
 _RETRACTION = _SPEC("retraction-001", "retraction", retracts="conversation-003")
+_RETRACTED = _LAYERED, _CHAPTER + fx.build_records((_RETRACTION,))
+_M1 = _SPEC("m1", summary=("memorylib", "release"))
 _M2 = _SPEC("m2", summary=("Decision",), content=("MEMORY,", "layered"))
-_TERMS = fx.build_records((_SPEC("m1", summary=("memorylib", "release")), _M2))
-_ORDER = fx.build_records((_SPEC("m9", summary=("cache",)), _SPEC("m1", content=("cache",))))
+_TERMS = fx.make_query("memory"), fx.build_records((_M1, _M2))
+_M9 = _SPEC("m9", summary=("cache",))
+_ORDER = fx.make_query("cache"), fx.build_records((_M9, _SPEC("m1", content=("cache",))))
 EXAMPLES = {  # a name a student recognises: the call's arguments
     "the chapter's query '  LAYERED   Memory  ' searches 6 records and finds conversation-003": (
         _LAYERED,
         _CHAPTER,
     ),
-    "the profile is never searched: 'backend engineer' (its words) finds nothing": (
-        fx.make_query("backend engineer"),
-        _CHAPTER,
-    ),
-    "a record of another user is rejected with RemoteMemoryScopeError": (
-        _LAYERED,
-        _CHAPTER + fx.build_records((_STRANGER,), user_scope_for("someone-else")),
-    ),
-    "a retracted conversation is not searched": (
-        _LAYERED,
-        _CHAPTER + fx.build_records((_RETRACTION,)),
-    ),
-    "terms, not substrings: 'memorylib' is not 'memory', 'MEMORY,' is": (
-        fx.make_query("memory"),
-        _TERMS,
-    ),
-    "candidates keep the records' order (m9 was stored before m1)": (
-        fx.make_query("cache"),
-        _ORDER,
-    ),
+    "the profile is never searched: 'backend engineer' (its words) finds nothing": _BACKEND,
+    "a record of another user is rejected with RemoteMemoryScopeError": _OTHER,
+    "a retracted conversation is not searched": _RETRACTED,
+    "terms, not substrings: 'memorylib' is not 'memory', 'MEMORY,' is": _TERMS,
+    "candidates keep the records' order (m9 was stored before m1)": _ORDER,
 }
 BUILD_RECALL_CANDIDATES = ex.FunctionExercise(
     function="build_recall_candidates",
