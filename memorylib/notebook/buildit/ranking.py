@@ -1,20 +1,18 @@
-"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, and
-the "Your turn" check of six rows put in order by hand (``check_tie_order``).
+"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, and the
+"Your turn" ``check_tie_order``: six rows put in order by hand.
 
-The build-it is checked against ``memorylib.ranking`` (with the library's scorer, as the
-exercise's default ``score``) on every field of every hit, in order: query_id, memory_id,
-rank, snippet, scope, provenance and score_breakdown (``buildit.check_ranking`` checks a
-function from a notebook cell as the cell defines it when run alone, as 06c runs it).
-Generated candidate lists are built to tie: a few matched-term counts, capture times
-shared by several records, captures after ``as_of`` (all age 0), and two captures half a
-second apart whose ISO texts sort the wrong way round
+The build-it is compared with ``memorylib.ranking`` (the library's scorer as the default
+``score``) on every field of every hit, in order (``buildit.check_ranking`` checks a cell's
+function as the cell defines it when run alone, as 06c runs it). Generated candidates are
+built to tie: a few matched-term counts, shared capture times, captures after ``as_of``
+(all age 0), and two captures half a second apart whose ISO texts sort the wrong way round
 (``...12:00:00.500000Z`` is later than ``...12:00:00Z`` but sorts before it as text).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -60,21 +58,14 @@ from memorylib.timestamps import TEACHING_AS_OF, epoch_micros
 __all__ = ["ALONE_HINT", "STABLE_RANK_RECALL_CANDIDATES", "check_tie_order", "tie_exercise"]
 
 TERMS = ("cache", "index", "memory", "recall")
-HALF_SECOND = 0.5 / 86_400
 # days before as_of: shared values make ties; negative ones are after as_of (age 0)
-CAPTURES = (1.0, 1.0 - HALF_SECOND, 3.0, 40.0, -2.0, -5.0)
+CAPTURES = (1.0, 1.0 - 0.5 / 86_400, 3.0, 40.0, -2.0, -5.0)
 
 
 def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> Call:
     query = make_query(" ".join(terms), limit=limit)
     found = build_recall_candidates(query, build_records(tuple(specs)))
     return Call(query, found.candidates, as_of=TEACHING_AS_OF)
-
-
-_IDS = memory_ids(9)
-_SIZES = st.integers(0, 6)
-_LIMITS = st.sampled_from((5, 1, 2, 3))
-_CAPTURES = st.sampled_from(CAPTURES)
 
 
 @st.composite
@@ -85,14 +76,11 @@ def _calls(draw: st.DrawFn) -> Call:
             memory_id,
             summary=TERMS[: draw(st.integers(1, terms))],
             content=(f"note {memory_id}",),
-            captured_days_before=draw(_CAPTURES),
+            captured_days_before=draw(st.sampled_from(CAPTURES)),
         )
-        for memory_id in draw(_IDS)[: draw(_SIZES)]
+        for memory_id in draw(memory_ids(9))[: draw(st.integers(0, 6))]
     ]
-    return _ranked(TERMS[:terms], draw(_LIMITS), specs)
-
-
-# -- comparing ------------------------------------------------------------------------------
+    return _ranked(TERMS[:terms], draw(st.sampled_from((5, 1, 2, 3))), specs)
 
 
 def _read(result: Any, call: Call) -> tuple[RecallHit, ...]:
@@ -100,7 +88,7 @@ def _read(result: Any, call: Call) -> tuple[RecallHit, ...]:
         raise Malformed("return a tuple of RecallHit, not a list: tuple(hits)")
     if not isinstance(result, tuple):
         raise Malformed(
-            f"stable_rank_recall_candidates must return a tuple of RecallHit, not "
+            "stable_rank_recall_candidates must return a tuple of RecallHit, not "
             f"{type(result).__name__}"
         )
     for hit in result:
@@ -110,61 +98,53 @@ def _read(result: Any, call: Call) -> tuple[RecallHit, ...]:
 
 
 def _show(hits: tuple[RecallHit, ...]) -> str:
-    if not hits:
-        return "no hits ()"
-    return ", ".join(
-        f"#{hit.rank} {hit.memory_id} ({hit.score_breakdown.total}, {_clip(hit.snippet)})"
-        for hit in hits
+    def clip(text: str, size: int = 24) -> str:
+        return repr(text if len(text) <= size else text[: size - 1] + "…")
+
+    shown = (
+        f"#{h.rank} {h.memory_id} ({h.score_breakdown.total}, {clip(h.snippet)})" for h in hits
     )
-
-
-def _clip(text: str, size: int = 24) -> str:
-    return repr(text if len(text) <= size else text[: size - 1] + "…")
+    return ", ".join(shown) or "no hits ()"
 
 
 def _show_call(name: str, call: Call) -> str:
-    query, candidates = call.args
-    as_of = call.kwargs["as_of"]
+    (query, candidates), as_of = call.args, call.kwargs["as_of"]
+    n = len(query.terms)
     rows = []
-    for candidate in candidates:
-        breakdown = score_recall_candidate(query, candidate, as_of=as_of)
+    for c in candidates:
+        b = score_recall_candidate(query, c, as_of=as_of)
         rows.append(
-            f"{candidate.record.memory_id}: matches {len(candidate.matched_terms)} of "
-            f"{len(query.terms)} term{'' if len(query.terms) == 1 else 's'}, captured "
-            f"{candidate.record.source.captured_at}, "
-            f"total {breakdown.total}, coverage {breakdown.lexical_coverage}"
+            f"{c.record.memory_id}: matches {len(c.matched_terms)} of {n} term{'s' * (n != 1)}, "
+            f"captured {c.record.source.captured_at}, total {b.total}, coverage "
+            f"{b.lexical_coverage}"
         )
-    listing = "\n".join(rows) if rows else "(no candidates)"
     return (
         f"{name}(query, candidates, as_of={as_of!r}) with limit {query.limit} and "
-        f"{len(candidates)} candidate(s), in this (storage) order:\n{listing}"
+        f"{len(candidates)} candidate(s), in this (storage) order:\n"
+        + ("\n".join(rows) or "(no candidates)")
     )
 
 
-# -- typical mistakes -----------------------------------------------------------------------------
+# -- typical mistakes: the contract with one rule broken -------------------------------------------
 
-Key = Callable[[RecallCandidate, Any], Any]
+_KEYS = {
+    "total": lambda c, b: b.total,
+    "coverage": lambda c, b: b.lexical_coverage,
+    "time": lambda c, b: epoch_micros(c.captured_at),
+    "text": lambda c, b: c.record.source.captured_at,  # captured_at as its ISO text
+    "id": lambda c, b: c.record.memory_id,
+}
 
 
 def _variant(
+    keys: str = "-total -coverage -time +id",
     *,
-    keys: Sequence[tuple[Key, bool]] | None = None,
     first_rank: int = 1,
-    limit: Callable[[int], int | None] = lambda n: n,
-    snippet: Callable[[RecallCandidate], str] = lambda c: c.record.summary,
+    extra: int | None = 0,
+    snippet: str = "summary",
 ) -> Any:
-    """The contract with one rule broken. ``keys`` are (key, descending) pairs applied as
-    stable sorts, most significant first (default: the contract's four keys)."""
-    order = (
-        keys
-        if keys is not None
-        else (
-            (lambda c, b: b.total, True),
-            (lambda c, b: b.lexical_coverage, True),
-            (lambda c, b: epoch_micros(c.captured_at), True),
-            (lambda c, b: c.record.memory_id, False),
-        )
-    )
+    """``keys`` most significant first, ``-`` DESC and ``+`` ASC, applied as stable sorts;
+    ``extra`` hits past the limit (None: no limit); ``snippet`` the record field shown."""
 
     def rank(
         query: RecallQuery,
@@ -174,18 +154,18 @@ def _variant(
         score: Any = score_recall_candidate,
     ) -> tuple[RecallHit, ...]:
         scored = [(c, score(query, c, as_of=as_of)) for c in candidates]
-        for key, descending in reversed(order):  # least significant first: stable sorts
-            scored.sort(key=lambda item, k=key: k(*item), reverse=descending)
-        kept = scored[: limit(query.limit)]
+        for key in reversed(keys.split()):  # least significant first: stable sorts
+            scored.sort(key=lambda item, k=_KEYS[key[1:]]: k(*item), reverse=key[0] == "-")
+        kept = scored if extra is None else scored[: query.limit + extra]
         return tuple(
             RecallHit(
-                query_id=c.query_id,
-                memory_id=c.record.memory_id,
-                rank=position,
-                snippet=snippet(c),
-                scope=RecallScope(c.record.user_scope, c.record.kind),
-                provenance=c.record.source,
-                score_breakdown=b,
+                c.query_id,
+                c.record.memory_id,
+                position,
+                getattr(c.record, snippet),
+                RecallScope(c.record.user_scope, c.record.kind),
+                c.record.source,
+                b,
             )
             for position, (c, b) in enumerate(kept, start=first_rank)
         )
@@ -193,91 +173,43 @@ def _variant(
     return rank
 
 
-def _total(c: RecallCandidate, b: Any) -> float:
-    return b.total
-
-
-def _coverage(c: RecallCandidate, b: Any) -> float:
-    return b.lexical_coverage
-
-
-def _time(c: RecallCandidate, b: Any) -> int:
-    return epoch_micros(c.captured_at)
-
-
-def _time_text(c: RecallCandidate, b: Any) -> str:
-    return c.record.source.captured_at
-
-
-def _memory_id(c: RecallCandidate, b: Any) -> str:
-    return c.record.memory_id
-
-
+# fmt: off
 MISTAKES = (
-    Mistake(
-        "ties broken by storage order",
-        "sorted(..., key=total) keeps tied candidates in the order they were stored. Break "
-        "ties explicitly: lexical_coverage DESC, then captured_at DESC, then memory_id ASC.",
-        _variant(keys=((_total, True),)),
-    ),
-    Mistake(
-        "only total and memory_id",
-        "Between total and memory_id come two more keys: lexical_coverage DESC, then "
-        "captured_at DESC (the newer record first).",
-        _variant(keys=((_total, True), (_memory_id, False))),
-    ),
-    Mistake(
-        "lexical_coverage not a key",
-        "The second key is lexical_coverage DESC: with equal totals, the record that matches "
-        "more of the query wins before recency is looked at.",
-        _variant(keys=((_total, True), (_time, True), (_memory_id, False))),
-    ),
-    Mistake(
-        "captured_at ascending",
-        "captured_at is DESCENDING: on a tie the NEWER record comes first.",
-        _variant(keys=((_total, True), (_coverage, True), (_time, False), (_memory_id, False))),
-    ),
-    Mistake(
-        "captured_at compared as text",
-        "Compare captured_at as a time (candidate.captured_at, a datetime), not as its ISO "
-        "text: '2026-08-01T12:00:00.500000Z' is later than '2026-08-01T12:00:00Z' but sorts "
-        "before it.",
-        _variant(keys=((_total, True), (_coverage, True), (_time_text, True), (_memory_id, False))),
-    ),
-    Mistake(
-        "memory_id descending",
-        "The last key is memory_id ASCENDING ('a' before 'b').",
-        _variant(keys=((_total, True), (_coverage, True), (_time, True), (_memory_id, True))),
-    ),
-    Mistake(
-        "lowest total first",
-        "The best candidate comes first: total DESCENDING (reverse=True, or sort by -total).",
-        _variant(keys=((_total, False), (_coverage, True), (_time, True), (_memory_id, False))),
-    ),
-    Mistake(
-        "ranks start at 0",
-        "Ranks start at 1: enumerate(..., start=1).",
-        _variant(first_rank=0),
-    ),
-    Mistake(
-        "limit not applied",
-        "Keep only the first query.limit hits: sorted_items[: query.limit].",
-        _variant(limit=lambda n: None),
-    ),
-    Mistake(
-        "one hit too many",
-        "Keep exactly query.limit hits: sorted_items[: query.limit].",
-        _variant(limit=lambda n: n + 1),
-    ),
-    Mistake(
-        "snippet is the content",
-        "snippet = the record's SUMMARY (record.summary), the short form meant for a prompt.",
-        _variant(snippet=lambda c: c.record.content),
-    ),
+    Mistake("ties broken by storage order",
+            "sorted(..., key=total) keeps tied candidates in the order they were stored. Break "
+            "ties explicitly: lexical_coverage DESC, then captured_at DESC, then memory_id ASC.",
+            _variant("-total")),
+    Mistake("only total and memory_id",
+            "Between total and memory_id come two more keys: lexical_coverage DESC, then "
+            "captured_at DESC (the newer record first).", _variant("-total +id")),
+    Mistake("lexical_coverage not a key",
+            "The second key is lexical_coverage DESC: with equal totals, the record that matches "
+            "more of the query wins before recency is looked at.", _variant("-total -time +id")),
+    Mistake("captured_at ascending",
+            "captured_at is DESCENDING: on a tie the NEWER record comes first.",
+            _variant("-total -coverage +time +id")),
+    Mistake("captured_at compared as text",
+            "Compare captured_at as a time (candidate.captured_at, a datetime), not as its ISO "
+            "text: '2026-08-01T12:00:00.500000Z' is later than '2026-08-01T12:00:00Z' but sorts "
+            "before it.", _variant("-total -coverage -text +id")),
+    Mistake("memory_id descending",
+            "The last key is memory_id ASCENDING ('a' before 'b').",
+            _variant("-total -coverage -time -id")),
+    Mistake("lowest total first",
+            "The best candidate comes first: total DESCENDING (reverse=True, or sort by -total).",
+            _variant("+total -coverage -time +id")),
+    Mistake("ranks start at 0", "Ranks start at 1: enumerate(..., start=1).",
+            _variant(first_rank=0)),
+    Mistake("limit not applied",
+            "Keep only the first query.limit hits: sorted_items[: query.limit].",
+            _variant(extra=None)),
+    Mistake("one hit too many", "Keep exactly query.limit hits: sorted_items[: query.limit].",
+            _variant(extra=1)),
+    Mistake("snippet is the content",
+            "snippet = the record's SUMMARY (record.summary), the short form meant for a prompt.",
+            _variant(snippet="content")),
 )
-
-
-# -- worked examples -----------------------------------------------------------------------------
+# fmt: on
 
 
 def _examples() -> tuple[Named, ...]:
@@ -285,57 +217,28 @@ def _examples() -> tuple[Named, ...]:
     chapter = build_recall_candidates(layered, chapter_records()).candidates
     ten = ("recall", "index", "cache", "memory", "layered", "sqlite", "wal", "jsonl", "budget")
     ten += ("tokens",)
-    second = 1 / 86_400
+    cache, newer = ("cache",), 1.0 - 1 / 86_400  # one second after the default capture
+    four = [RecordSpec(f"m{n}", summary=TERMS[:k]) for n, k in ((1, 1), (2, 3), (3, 2))]
+    # fmt: off
     return (
-        Named(
-            "the chapter's query: conversation-003 is hit #1 with 0.995161",
-            Call(layered, chapter, as_of=TEACHING_AS_OF),
-        ),
-        Named(
-            "captured one second apart, equal totals at 6 places: the newer one ranks first",
-            _ranked(
-                ("cache",),
-                5,
-                (
-                    RecordSpec("a-older", summary=("cache",)),
-                    RecordSpec("b-newer", summary=("cache",), captured_days_before=1.0 - second),
-                ),
-            ),
-        ),
-        Named(
-            "a full tie is broken by memory_id, ascending, whatever the storage order",
-            _ranked(
-                ("cache",),
-                5,
-                (RecordSpec("b-2", summary=("cache",)), RecordSpec("a-1", summary=("cache",))),
-            ),
-        ),
-        Named(
-            "equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
-            _ranked(
-                ten,
-                5,
-                (
-                    RecordSpec("x-newer", summary=ten[:5], captured_days_before=0.0),
-                    RecordSpec("y-covers-more", summary=ten[:6], captured_days_before=30 * 17 / 13),
-                ),
-            ),
-        ),
-        Named(
-            "limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
-            _ranked(
-                TERMS[:3],
-                2,
-                (
-                    RecordSpec("m1", summary=TERMS[:1]),
-                    RecordSpec("m2", summary=TERMS[:3]),
-                    RecordSpec("m3", summary=TERMS[:2]),
-                    RecordSpec("m4", summary=TERMS[:1], captured_days_before=3.0),
-                ),
-            ),
-        ),
+        Named("the chapter's query: conversation-003 is hit #1 with 0.995161",
+              Call(layered, chapter, as_of=TEACHING_AS_OF)),
+        Named("captured one second apart, equal totals at 6 places: the newer one ranks first",
+              _ranked(cache, 5, (RecordSpec("a-older", summary=cache), RecordSpec(
+                  "b-newer", summary=cache, captured_days_before=newer)))),
+        Named("a full tie is broken by memory_id, ascending, whatever the storage order",
+              _ranked(cache, 5, (RecordSpec("b-2", summary=cache),
+                                 RecordSpec("a-1", summary=cache)))),
+        Named("equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
+              _ranked(ten, 5, (RecordSpec("x-newer", summary=ten[:5], captured_days_before=0.0),
+                               RecordSpec("y-covers-more", summary=ten[:6],
+                                          captured_days_before=30 * 17 / 13)))),
+        Named("limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
+              _ranked(TERMS[:3], 2, (*four, RecordSpec("m4", summary=TERMS[:1],
+                                                       captured_days_before=3.0)))),
         Named("no candidates give no hits", Call(layered, (), as_of=TEACHING_AS_OF)),
     )
+    # fmt: on
 
 
 ALONE_HINT = (
@@ -358,15 +261,14 @@ STABLE_RANK_RECALL_CANDIDATES = FunctionExercise(
         ("NameError", ALONE_HINT),
         (
             "'<' not supported between instances",
-            "Sorting tuples that hold a candidate or a "
-            "breakdown compares those objects when the numbers tie: sort with a key that returns "
-            "only numbers and strings (e.g. -total, -coverage, -captured_at.timestamp(), "
-            "memory_id).",
+            "Sorting tuples that hold a candidate or a breakdown compares those objects when "
+            "the numbers tie: sort with a key that returns only numbers and strings (e.g. "
+            "-total, -coverage, -captured_at.timestamp(), memory_id).",
         ),
         (
             "bad operand type for unary -: 'str'",
-            "A string cannot be negated: keep memory_id "
-            "as it is in the key (ascending), or sort in two stable passes.",
+            "A string cannot be negated: keep memory_id as it is in the key (ascending), or "
+            "sort in two stable passes.",
         ),
         (
             "bad operand type for unary -: 'datetime.datetime'",
@@ -393,6 +295,20 @@ TIE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("note-c", "notes from the harbor recall latency review", "2026-11-20T10:00:05Z"),
 )
 KEY_NAMES = ("total", "lexical_coverage", "captured_at", "memory_id")
+_KEY_HINTS = {
+    "total": "a row with a higher total belongs there: key 1 is total, descending.",
+    "lexical_coverage": (
+        "two rows tie on total there: key 2 decides before any time is looked at, the "
+        "higher lexical_coverage first."
+    ),
+    "captured_at": (
+        "rows tie on total and lexical_coverage there: key 3 decides, the later captured_at "
+        "first (read the seconds)."
+    ),
+    "memory_id": (
+        "rows tie on the first three keys there: key 4 decides, the smaller memory_id first."
+    ),
+}
 
 
 @functools.cache
@@ -421,27 +337,10 @@ def tie_exercise() -> tuple[RecallQuery, tuple[StoredMemory, ...]]:
 def _tie_keys() -> dict[str, tuple[float, float, int, str]]:
     """memory_id -> the library's sort key (``ranking.rank_key``)."""
     query, records = tie_exercise()
-    keys = {}
-    for candidate in build_recall_candidates(query, records).candidates:
-        breakdown = score_recall_candidate(query, candidate, as_of=COURSE_AS_OF)
-        keys[candidate.record.memory_id] = rank_key(breakdown, candidate)
-    return keys
-
-
-_KEY_HINTS = {
-    "total": "a row with a higher total belongs there: key 1 is total, descending.",
-    "lexical_coverage": (
-        "two rows tie on total there: key 2 decides before any time is looked at, the "
-        "higher lexical_coverage first."
-    ),
-    "captured_at": (
-        "rows tie on total and lexical_coverage there: key 3 decides, the later captured_at "
-        "first (read the seconds)."
-    ),
-    "memory_id": (
-        "rows tie on the first three keys there: key 4 decides, the smaller memory_id first."
-    ),
-}
+    return {
+        c.record.memory_id: rank_key(score_recall_candidate(query, c, as_of=COURSE_AS_OF), c)
+        for c in build_recall_candidates(query, records).candidates
+    }
 
 
 def check_tie_order(answer: object) -> CheckResult:
@@ -452,11 +351,9 @@ def check_tie_order(answer: object) -> CheckResult:
     repeated; or not answered yet for the ``...`` placeholder.
     """
     query, records = tie_exercise()
+    found = build_recall_candidates(query, records)
     correct = tuple(
-        hit.memory_id
-        for hit in stable_rank_recall_candidates(
-            query, build_recall_candidates(query, records), as_of=COURSE_AS_OF
-        )
+        h.memory_id for h in stable_rank_recall_candidates(query, found, as_of=COURSE_AS_OF)
     )
 
     def judge(answer: object) -> CheckResult:
@@ -470,8 +367,7 @@ def check_tie_order(answer: object) -> CheckResult:
         if sorted(given) != sorted(correct):
             return wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
         keys = _tie_keys()
-        naive = sorted((r.memory_id for r in records), key=lambda m: keys[m][0])
-        if list(given) == naive:
+        if list(given) == sorted((r.memory_id for r in records), key=lambda m: keys[m][0]):
             return wrong(
                 "That is sorted(..., key=total): tied rows kept the storage order. Break ties "
                 "with lexical_coverage DESC, then captured_at DESC, then memory_id ASC."

@@ -26,28 +26,13 @@ from memorylib.candidates import build_recall_candidates, searchable_terms
 from memorylib.datasets import course_records, load_labelled_queries
 from memorylib.errors import RemoteMemoryValidationError
 from memorylib.interface import new_memory
+from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
     RecordSpec,
     build_records,
     chapter_records,
     make_query,
-)
-from memorylib.notebook.exercises import (
-    FLOAT_NOISE,
-    Call,
-    CheckResult,
-    FunctionExercise,
-    Malformed,
-    Mistake,
-    Named,
-    check_value,
-    grade_labels,
-    not_answered,
-    right,
-    same,
-    say,
-    wrong,
 )
 from memorylib.pipeline import recall_pipeline
 from memorylib.query import normalize_recall_query, normalize_text
@@ -72,7 +57,7 @@ FIELDS += ("lexical_contribution", "recency_contribution", "total")
 FLOATS = FIELDS[2:]
 
 
-def _scored(terms: int, matched: int, age_days: float, lag_days: float) -> Call:
+def _scored(terms: int, matched: int, age_days: float, lag_days: float) -> ex.Call:
     """A candidate matching ``matched`` of ``terms`` query terms, captured ``age_days``
     before the teaching clock and stored ``lag_days`` after that."""
     query = make_query(" ".join(TERMS[:terms]))
@@ -80,7 +65,7 @@ def _scored(terms: int, matched: int, age_days: float, lag_days: float) -> Call:
         "m1", summary=TERMS[:matched], captured_days_before=age_days, stored_lag_days=lag_days
     )
     (candidate,) = build_recall_candidates(query, build_records((spec,))).candidates
-    return Call(query, candidate, as_of=TEACHING_AS_OF)
+    return ex.Call(query, candidate, as_of=TEACHING_AS_OF)
 
 
 # ages that teach something (0 first: hypothesis shrinks towards it), or any moment to the
@@ -92,7 +77,7 @@ _AGES = st.one_of(
 
 
 @st.composite
-def _calls(draw: st.DrawFn) -> Call:
+def _calls(draw: st.DrawFn) -> ex.Call:
     terms = draw(st.integers(1, len(TERMS)))
     lag = draw(st.sampled_from((0.0, 2.5, 10.0)))
     return _scored(terms, draw(st.integers(1, terms)), draw(_AGES), lag)
@@ -103,21 +88,21 @@ def chapter_breakdown_fields(breakdown: RecallScoreBreakdown) -> dict[str, Any]:
     return {name: getattr(breakdown, name) for name in FIELDS}
 
 
-def _read(result: Any, call: Call) -> dict[str, Any]:
+def _read(result: Any, call: ex.Call) -> dict[str, Any]:
     if not isinstance(result, RecallScoreBreakdown):
-        raise Malformed(
+        raise ex.Malformed(
             f"score_recall_candidate must return a RecallScoreBreakdown({', '.join(FIELDS)}), "
             f"not {type(result).__name__}"
         )
     fields = chapter_breakdown_fields(result)
     if not isinstance(fields["matched_terms"], tuple):
-        raise Malformed("matched_terms must be a tuple of str (the candidate's matched_terms)")
+        raise ex.Malformed("matched_terms must be a tuple of str (the candidate's matched_terms)")
     for name in FLOATS:
         value = fields[name]
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise Malformed(f"{name} must be a number, not {type(value).__name__}")
-        if abs(round(value, 6) - value) > FLOAT_NOISE:  # 0.283333 + 0.15 is rounded too
-            raise Malformed(
+            raise ex.Malformed(f"{name} must be a number, not {type(value).__name__}")
+        if abs(round(value, 6) - value) > ex.FLOAT_NOISE:  # 0.283333 + 0.15 is rounded too
+            raise ex.Malformed(
                 f"{name} {value!r} is not rounded: round every float of the breakdown to "
                 "6 places (round(x, 6)), as the contract says"
             )
@@ -133,7 +118,7 @@ def _show(f: dict[str, Any]) -> str:
     )
 
 
-def _show_call(name: str, call: Call) -> str:
+def _show_call(name: str, call: ex.Call) -> str:
     (query, candidate), as_of = call.args, call.kwargs["as_of"]
     record = candidate.record
     age = (parse_timestamp(as_of, "as_of") - candidate.captured_at).total_seconds()
@@ -190,42 +175,42 @@ def _variant(
 
 # fmt: off
 MISTAKES = (
-    Mistake("recency as exponential decay",
+    ex.Mistake("recency as exponential decay",
             "The contract's recency is a hyperbola, recency = 1 / (1 + age_days / 30), not "
             "exp(-age_days / 30): one day old gives 0.967742.", _variant("exp")),
-    Mistake("recency halves every 30 days",
+    ex.Mistake("recency halves every 30 days",
             "1 / (1 + age_days / 30) is also 0.5 at 30 days, but it is not 0.5 ** (age_days / "
             "30): between and after, the two curves differ (one day old gives 0.967742).",
             _variant("half-life")),
-    Mistake("the 30-day window forgotten",
+    ex.Mistake("the 30-day window forgotten",
             "Divide the age by the 30-day window: recency = 1 / (1 + age_days / 30).",
             _variant("no-window")),
-    Mistake("age not clamped at 0",
+    ex.Mistake("age not clamped at 0",
             "A source captured after as_of is not 'negative days old': age_days = max(0, ...), "
             "so its recency is 1.0, never more.", _variant(clamp=False)),
-    Mistake("age counted in whole days",
+    ex.Mistake("age counted in whole days",
             "timedelta.days drops the hours: use (as_of - captured_at).total_seconds() / 86400 "
             "for a fractional age.", _variant(whole_days=True)),
-    Mistake("stored_at instead of captured_at",
+    ex.Mistake("stored_at instead of captured_at",
             "Age is measured from when the source event happened (candidate.captured_at), not "
             "from when the record was stored (stored_at).", _variant(stored=True)),
-    Mistake("coverage over the record's terms",
+    ex.Mistake("coverage over the record's terms",
             "Coverage is matched / the QUERY's term count (len(query.terms)): how much of the "
             "question the record answers, not how much of the record matched.",
             _variant(coverage="record")),
-    Mistake("coverage is all or nothing",
+    ex.Mistake("coverage is all or nothing",
             "Coverage is a share: len(candidate.matched_terms) / len(query.terms).",
             _variant(coverage="any")),
-    Mistake("weights swapped",
+    ex.Mistake("weights swapped",
             "The lexical part weighs 0.85 and recency 0.15 (the chapter's weights): "
             "lexical_contribution = 0.85 * coverage.", _variant(weights=(0.15, 0.85))),
-    Mistake("total without the weights",
+    ex.Mistake("total without the weights",
             "total = lexical_contribution + recency_contribution (the weighted parts), not "
             "coverage + recency.", _variant(total="raw")),
-    Mistake("not rounded",
+    ex.Mistake("not rounded",
             "Round every float of the breakdown to 6 places (round(x, 6)), as the contract says.",
             _variant(rounded=False)),
-    Mistake("a candidate of another query accepted",
+    ex.Mistake("a candidate of another query accepted",
             "First check candidate.query_id == query.query_id and raise "
             "RemoteMemoryValidationError otherwise: a score belongs to one query.",
             _variant(check_query=False)),
@@ -233,22 +218,22 @@ MISTAKES = (
 # fmt: on
 
 
-def _examples() -> tuple[Named, ...]:
+def _examples() -> tuple[ex.Named, ...]:
     layered = make_query(CHAPTER_QUERY)
     (chapter,) = build_recall_candidates(layered, chapter_records()).candidates
     stranger = replace(chapter, query_id="q-someone-else")
     # fmt: off
     return (
-        Named("conversation-003 scores 0.995161 one day after capture (the chapter's numbers)",
-              Call(layered, chapter, as_of=TEACHING_AS_OF)),
-        Named("1 of 2 terms, 30 days old: coverage 0.5, recency 0.5, total 0.5",
+        ex.Named("conversation-003 scores 0.995161 one day after capture (the chapter's numbers)",
+              ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
+        ex.Named("1 of 2 terms, 30 days old: coverage 0.5, recency 0.5, total 0.5",
               _scored(2, 1, 30.0, 0.0)),
-        Named("captured 2 days after as_of: the age is clamped to 0, recency 1.0",
+        ex.Named("captured 2 days after as_of: the age is clamped to 0, recency 1.0",
               _scored(1, 1, -2.0, 0.0)),
-        Named("stored 10 days after it was captured: captured_at sets the age",
+        ex.Named("stored 10 days after it was captured: captured_at sets the age",
               _scored(3, 2, 12.0, 10.0)),
-        Named("a candidate built for another query is rejected (RemoteMemoryValidationError)",
-              Call(layered, stranger, as_of=TEACHING_AS_OF)),
+        ex.Named("a candidate built for another query is rejected (RemoteMemoryValidationError)",
+              ex.Call(layered, stranger, as_of=TEACHING_AS_OF)),
     )
     # fmt: on
 
@@ -257,7 +242,7 @@ _AS_OF_STR = (
     "as_of may arrive as an ISO-8601 str: parse it first with parse_timestamp(as_of, 'as_of') "
     "(it accepts a datetime too)."
 )
-SCORE_RECALL_CANDIDATE = FunctionExercise(
+SCORE_RECALL_CANDIDATE = ex.FunctionExercise(
     function="score_recall_candidate",
     reference=score_recall_candidate,
     examples=_examples(),
@@ -350,7 +335,9 @@ def _terms(given: object) -> frozenset[str] | None:
 def _close(given: object, expected: Any) -> bool:
     if isinstance(expected, tuple):  # matched_terms
         return _terms(given) == frozenset(expected)
-    return isinstance(given, int | float) and not isinstance(given, bool) and same(expected, given)
+    return (
+        isinstance(given, int | float) and not isinstance(given, bool) and ex.same(expected, given)
+    )
 
 
 def _number(value: object) -> float | None:
@@ -471,11 +458,11 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
     return hints
 
 
-def _near(value: float | None, wrong: object) -> bool:
+def _near(value: float | None, bad: object) -> bool:
     """The given value is (one of) the wrong value(s), both rounded to 6 places."""
-    options = wrong if isinstance(wrong, list) else [wrong]
+    options = bad if isinstance(bad, list) else [bad]
     return value is not None and any(
-        w is not None and same(round(w, 6), round(value, 6)) for w in options
+        w is not None and ex.same(round(w, 6), round(value, 6)) for w in options
     )
 
 
@@ -486,31 +473,31 @@ def _q11_shown() -> list[tuple[str, float]]:
     return [*shown, (Q11_RECORD, totals[Q11_RECORD])]
 
 
-def check_q11_note(answer: object) -> CheckResult:
+def check_q11_note(answer: object) -> ex.CheckResult:
     """Notebook 04's "Your turn": ``answer`` maps each of ``Q11_PARTS`` to the note's value
     for q-11 under the default policy: its matched terms (a tuple, list or set of str, in
     any order), then numbers, each within one unit of the sixth place. Wrong parts get one
     line each, with the hint of the mistake the value matches; parts left out (or still
     ``...``) are not answered yet, and what is given so far is graded."""
 
-    def judge(answer: object) -> CheckResult:
+    def judge(answer: object) -> ex.CheckResult:
         described = f"a dict with the keys {list(Q11_PARTS)}"
         if not isinstance(answer, Mapping):
-            return wrong(say("type", described=described, kind=type(answer).__name__))
+            return ex.wrong(ex.say("type", described=described, kind=type(answer).__name__))
         unknown = [key for key in answer if key not in Q11_PARTS]
         if unknown:
-            return wrong(f"Unknown key(s) {unknown}: the keys are {list(Q11_PARTS)}.")
+            return ex.wrong(f"Unknown key(s) {unknown}: the keys are {list(Q11_PARTS)}.")
         given = {k: answer[k] for k in Q11_PARTS if k in answer and answer[k] is not Ellipsis}
-        missing = say("labels.missing", labels=", ".join(k for k in Q11_PARTS if k not in given))
+        missing = ex.say("labels.missing", labels=", ".join(k for k in Q11_PARTS if k not in given))
         if not given:
-            return not_answered(missing)
+            return ex.not_answered(missing)
         truth = {k: v for k, v in _q11_truth().items() if k in given}
-        graded = grade_labels(truth, given, _q11_hints(given), same=_close)
+        graded = ex.grade_labels(truth, given, _q11_hints(given), same=_close)
         complete = len(given) == len(Q11_PARTS)
         if graded is not None:
-            return wrong(graded.message, (*graded.details, *([] if complete else [missing])))
+            return ex.wrong(graded.message, (*graded.details, *([] if complete else [missing])))
         if not complete:
-            return not_answered(f"{missing} Right so far: {', '.join(given)}.")
+            return ex.not_answered(f"{missing} Right so far: {', '.join(given)}.")
         t, (hits, totals) = _q11_truth(), _q11_scores()
         above = sum(hit.score_breakdown.total > t["total"] for hit in hits)
         higher = sum(total > t["total"] for total in totals.values())
@@ -521,11 +508,11 @@ def check_q11_note(answer: object) -> CheckResult:
             f"not be among its {len(hits)} hits (the last of them scores "
             f"{hits[-1].score_breakdown.total:.6f})."
         )
-        return right(
+        return ex.right(
             f"Right: {len(t['matched_terms'])} of {len(_q11()[1].terms)} terms "
             f"({', '.join(t['matched_terms'])}), coverage {t['lexical_coverage']:.6f}, "
             f"{t['age_days']:.6f} days old, recency {t['recency']:.6f}; 0.85 × "
             f"{t['lexical_coverage']:.6f} + 0.15 × {t['recency']:.6f} = {t['total']:.6f}. {where}"
         )
 
-    return check_value(answer, judge, placeholder="a dict of the seven parts (see the comment)")
+    return ex.check_value(answer, judge, placeholder="a dict of the seven parts (see the comment)")
