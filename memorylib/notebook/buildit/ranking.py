@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from memorylib.candidates import build_recall_candidates
 from memorylib.datasets import COURSE_AS_OF
 from memorylib.interface import new_memory, user_scope_for
+from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
     RecordSpec,
@@ -28,18 +29,6 @@ from memorylib.notebook.buildit.fixtures import (
     chapter_records,
     make_query,
     memory_ids,
-)
-from memorylib.notebook.exercises import (
-    Call,
-    CheckResult,
-    FunctionExercise,
-    Malformed,
-    Mistake,
-    Named,
-    check_value,
-    expect_sequence,
-    right,
-    wrong,
 )
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import rank_key, stable_rank_recall_candidates
@@ -62,14 +51,14 @@ TERMS = ("cache", "index", "memory", "recall")
 CAPTURES = (1.0, 1.0 - 0.5 / 86_400, 3.0, 40.0, -2.0, -5.0)
 
 
-def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> Call:
+def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> ex.Call:
     query = make_query(" ".join(terms), limit=limit)
     found = build_recall_candidates(query, build_records(tuple(specs)))
-    return Call(query, found.candidates, as_of=TEACHING_AS_OF)
+    return ex.Call(query, found.candidates, as_of=TEACHING_AS_OF)
 
 
 @st.composite
-def _calls(draw: st.DrawFn) -> Call:
+def _calls(draw: st.DrawFn) -> ex.Call:
     terms = draw(st.integers(1, len(TERMS)))
     specs = [
         RecordSpec(
@@ -83,17 +72,17 @@ def _calls(draw: st.DrawFn) -> Call:
     return _ranked(TERMS[:terms], draw(st.sampled_from((5, 1, 2, 3))), specs)
 
 
-def _read(result: Any, call: Call) -> tuple[RecallHit, ...]:
+def _read(result: Any, call: ex.Call) -> tuple[RecallHit, ...]:
     if isinstance(result, list):
-        raise Malformed("return a tuple of RecallHit, not a list: tuple(hits)")
+        raise ex.Malformed("return a tuple of RecallHit, not a list: tuple(hits)")
     if not isinstance(result, tuple):
-        raise Malformed(
+        raise ex.Malformed(
             "stable_rank_recall_candidates must return a tuple of RecallHit, not "
             f"{type(result).__name__}"
         )
     for hit in result:
         if not isinstance(hit, RecallHit):
-            raise Malformed(f"every hit must be a RecallHit, not {type(hit).__name__}")
+            raise ex.Malformed(f"every hit must be a RecallHit, not {type(hit).__name__}")
     return result
 
 
@@ -107,7 +96,7 @@ def _show(hits: tuple[RecallHit, ...]) -> str:
     return ", ".join(shown) or "no hits ()"
 
 
-def _show_call(name: str, call: Call) -> str:
+def _show_call(name: str, call: ex.Call) -> str:
     (query, candidates), as_of = call.args, call.kwargs["as_of"]
     n = len(query.terms)
     rows = []
@@ -175,68 +164,67 @@ def _variant(
 
 # fmt: off
 MISTAKES = (
-    Mistake("ties broken by storage order",
-            "sorted(..., key=total) keeps tied candidates in the order they were stored. Break "
-            "ties explicitly: lexical_coverage DESC, then captured_at DESC, then memory_id ASC.",
-            _variant("-total")),
-    Mistake("only total and memory_id",
-            "Between total and memory_id come two more keys: lexical_coverage DESC, then "
-            "captured_at DESC (the newer record first).", _variant("-total +id")),
-    Mistake("lexical_coverage not a key",
-            "The second key is lexical_coverage DESC: with equal totals, the record that matches "
-            "more of the query wins before recency is looked at.", _variant("-total -time +id")),
-    Mistake("captured_at ascending",
-            "captured_at is DESCENDING: on a tie the NEWER record comes first.",
-            _variant("-total -coverage +time +id")),
-    Mistake("captured_at compared as text",
-            "Compare captured_at as a time (candidate.captured_at, a datetime), not as its ISO "
-            "text: '2026-08-01T12:00:00.500000Z' is later than '2026-08-01T12:00:00Z' but sorts "
-            "before it.", _variant("-total -coverage -text +id")),
-    Mistake("memory_id descending",
-            "The last key is memory_id ASCENDING ('a' before 'b').",
-            _variant("-total -coverage -time -id")),
-    Mistake("lowest total first",
-            "The best candidate comes first: total DESCENDING (reverse=True, or sort by -total).",
-            _variant("+total -coverage -time +id")),
-    Mistake("ranks start at 0", "Ranks start at 1: enumerate(..., start=1).",
-            _variant(first_rank=0)),
-    Mistake("limit not applied",
-            "Keep only the first query.limit hits: sorted_items[: query.limit].",
-            _variant(extra=None)),
-    Mistake("one hit too many", "Keep exactly query.limit hits: sorted_items[: query.limit].",
-            _variant(extra=1)),
-    Mistake("snippet is the content",
-            "snippet = the record's SUMMARY (record.summary), the short form meant for a prompt.",
-            _variant(snippet="content")),
+    ex.Mistake("ties broken by storage order",
+        "sorted(..., key=total) keeps tied candidates in the order they were stored. Break "
+        "ties explicitly: lexical_coverage DESC, then captured_at DESC, then memory_id ASC.",
+        _variant("-total")),
+    ex.Mistake("only total and memory_id",
+        "Between total and memory_id come two more keys: lexical_coverage DESC, then "
+        "captured_at DESC (the newer record first).", _variant("-total +id")),
+    ex.Mistake("lexical_coverage not a key",
+        "The second key is lexical_coverage DESC: with equal totals, the record that matches "
+        "more of the query wins before recency is looked at.", _variant("-total -time +id")),
+    ex.Mistake("captured_at ascending",
+        "captured_at is DESCENDING: on a tie the NEWER record comes first.",
+        _variant("-total -coverage +time +id")),
+    ex.Mistake("captured_at compared as text",
+        "Compare captured_at as a time (candidate.captured_at, a datetime), not as its ISO "
+        "text: '2026-08-01T12:00:00.500000Z' is later than '2026-08-01T12:00:00Z' but sorts "
+        "before it.", _variant("-total -coverage -text +id")),
+    ex.Mistake("memory_id descending",
+        "The last key is memory_id ASCENDING ('a' before 'b').",
+        _variant("-total -coverage -time -id")),
+    ex.Mistake("lowest total first",
+        "The best candidate comes first: total DESCENDING (reverse=True, or sort by -total).",
+        _variant("+total -coverage -time +id")),
+    ex.Mistake("ranks start at 0", "Ranks start at 1: enumerate(..., start=1).",
+        _variant(first_rank=0)),
+    ex.Mistake("limit not applied",
+        "Keep only the first query.limit hits: sorted_items[: query.limit].",
+        _variant(extra=None)),
+    ex.Mistake("one hit too many", "Keep exactly query.limit hits: sorted_items[: query.limit].",
+        _variant(extra=1)),
+    ex.Mistake("snippet is the content",
+        "snippet = the record's SUMMARY (record.summary), the short form meant for a prompt.",
+        _variant(snippet="content")),
 )
 # fmt: on
 
 
-def _examples() -> tuple[Named, ...]:
+def _examples() -> tuple[ex.Named, ...]:
     layered = make_query(CHAPTER_QUERY)
     chapter = build_recall_candidates(layered, chapter_records()).candidates
     ten = ("recall", "index", "cache", "memory", "layered", "sqlite", "wal", "jsonl", "budget")
     ten += ("tokens",)
-    cache, newer = ("cache",), 1.0 - 1 / 86_400  # one second after the default capture
-    four = [RecordSpec(f"m{n}", summary=TERMS[:k]) for n, k in ((1, 1), (2, 3), (3, 2))]
+
+    def one(memory_id: str, terms: Sequence[str] = ("cache",), days: float = 1.0) -> RecordSpec:
+        return RecordSpec(memory_id, summary=tuple(terms), captured_days_before=days)
+
     # fmt: off
     return (
-        Named("the chapter's query: conversation-003 is hit #1 with 0.995161",
-              Call(layered, chapter, as_of=TEACHING_AS_OF)),
-        Named("captured one second apart, equal totals at 6 places: the newer one ranks first",
-              _ranked(cache, 5, (RecordSpec("a-older", summary=cache), RecordSpec(
-                  "b-newer", summary=cache, captured_days_before=newer)))),
-        Named("a full tie is broken by memory_id, ascending, whatever the storage order",
-              _ranked(cache, 5, (RecordSpec("b-2", summary=cache),
-                                 RecordSpec("a-1", summary=cache)))),
-        Named("equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
-              _ranked(ten, 5, (RecordSpec("x-newer", summary=ten[:5], captured_days_before=0.0),
-                               RecordSpec("y-covers-more", summary=ten[:6],
-                                          captured_days_before=30 * 17 / 13)))),
-        Named("limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
-              _ranked(TERMS[:3], 2, (*four, RecordSpec("m4", summary=TERMS[:1],
-                                                       captured_days_before=3.0)))),
-        Named("no candidates give no hits", Call(layered, (), as_of=TEACHING_AS_OF)),
+        ex.Named("the chapter's query: conversation-003 is hit #1 with 0.995161",
+                 ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
+        ex.Named("captured one second apart, equal totals at 6 places: the newer one ranks first",
+                 _ranked(("cache",), 5, (one("a-older"), one("b-newer", days=1.0 - 1 / 86_400)))),
+        ex.Named("a full tie is broken by memory_id, ascending, whatever the storage order",
+                 _ranked(("cache",), 5, (one("b-2"), one("a-1")))),
+        ex.Named("equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
+                 _ranked(ten, 5, (one("x-newer", ten[:5], 0.0),
+                                  one("y-covers-more", ten[:6], 30 * 17 / 13)))),
+        ex.Named("limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
+                 _ranked(TERMS[:3], 2, (one("m1", TERMS[:1]), one("m2", TERMS[:3]),
+                                        one("m3", TERMS[:2]), one("m4", TERMS[:1], 3.0)))),
+        ex.Named("no candidates give no hits", ex.Call(layered, (), as_of=TEACHING_AS_OF)),
     )
     # fmt: on
 
@@ -247,7 +235,7 @@ ALONE_HINT = (
     "epoch_micros from memorylib.timestamps if it uses that)."
 )
 
-STABLE_RANK_RECALL_CANDIDATES = FunctionExercise(
+STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
     function="stable_rank_recall_candidates",
     reference=stable_rank_recall_candidates,
     examples=_examples(),
@@ -343,7 +331,7 @@ def _tie_keys() -> dict[str, tuple[float, float, int, str]]:
     }
 
 
-def check_tie_order(answer: object) -> CheckResult:
+def check_tie_order(answer: object) -> ex.CheckResult:
     """Notebook 05's "Your turn": the six memory_ids in the stable rank's order, best first.
 
     Right; wrong with a hint naming the first place that is wrong and the key that decides
@@ -356,25 +344,25 @@ def check_tie_order(answer: object) -> CheckResult:
         h.memory_id for h in stable_rank_recall_candidates(query, found, as_of=COURSE_AS_OF)
     )
 
-    def judge(answer: object) -> CheckResult:
-        given = tuple(map(str, expect_sequence(answer, "a list of memory_ids", item=str)))
+    def judge(answer: object) -> ex.CheckResult:
+        given = tuple(map(str, ex.expect_sequence(answer, "a list of memory_ids", item=str)))
         if given == correct:
-            return right(
+            return ex.right(
                 f"Right: {' > '.join(correct)}. Each key decided once: total, then "
                 "lexical_coverage (note-f over note-e), captured_at (note-c, 5 seconds later; "
                 "its total ties only because totals are rounded to 6 places), memory_id."
             )
         if sorted(given) != sorted(correct):
-            return wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
+            return ex.wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
         keys = _tie_keys()
         if list(given) == sorted((r.memory_id for r in records), key=lambda m: keys[m][0]):
-            return wrong(
+            return ex.wrong(
                 "That is sorted(..., key=total): tied rows kept the storage order. Break ties "
                 "with lexical_coverage DESC, then captured_at DESC, then memory_id ASC."
             )
         place = next(n for n, (g, c) in enumerate(zip(given, correct, strict=True)) if g != c)
         yours, due = keys[given[place]], keys[correct[place]]
         key = next(n for n, (a, b) in enumerate(zip(yours, due, strict=True)) if a != b)
-        return wrong(f"Not quite at place {place + 1}: {_KEY_HINTS[KEY_NAMES[key]]}")
+        return ex.wrong(f"Not quite at place {place + 1}: {_KEY_HINTS[KEY_NAMES[key]]}")
 
-    return check_value(answer, judge, placeholder="a list of the six memory_ids, best first")
+    return ex.check_value(answer, judge, placeholder="a list of the six memory_ids, best first")

@@ -1,14 +1,9 @@
-"""Stage 3 exercises (notebook 04): the build-it ``score_recall_candidate``, and the "Your
-turn" ``check_q11_note``: the breakdown of a note no store holds (``Q11_NOTE``) for q-11.
-
-The build-it is compared with ``memorylib.scoring``'s default policy (the chapter's weights
-0.85 / 0.15, the contract's coverage = matched / query terms and recency 1 / (1 + age / 30))
-on the seven fields the chapter defines. Floats must be rounded to 6 places and are compared
-within one unit of the sixth (the engine's ``within``): the rounded contributions added
-(0.283333 + 0.133333 = 0.416666) are as right as the library's rounded sum (0.416667).
+"""Stage 3 exercises (notebook 04): the build-it ``score_recall_candidate`` (checked against
+``memorylib.scoring``'s default policy on the chapter's seven fields, floats rounded to 6
+places and compared within one unit of the sixth, so rounded contributions added up pass
+too), and the "Your turn" ``check_q11_note``: the breakdown of a note no store holds, for q-11.
 Generated candidates match 1..n of n <= 7 query terms, were captured from 400 days before
-``as_of`` to 3 days after it, and stored some days later (so ``stored_at`` is not the age).
-"""
+``as_of`` to 3 days after it, and stored some days later (``stored_at`` is not the age)."""
 
 from __future__ import annotations
 
@@ -176,44 +171,44 @@ def _variant(
 # fmt: off
 MISTAKES = (
     ex.Mistake("recency as exponential decay",
-            "The contract's recency is a hyperbola, recency = 1 / (1 + age_days / 30), not "
-            "exp(-age_days / 30): one day old gives 0.967742.", _variant("exp")),
+        "The contract's recency is a hyperbola, recency = 1 / (1 + age_days / 30), not "
+        "exp(-age_days / 30): one day old gives 0.967742.", _variant("exp")),
     ex.Mistake("recency halves every 30 days",
-            "1 / (1 + age_days / 30) is also 0.5 at 30 days, but it is not 0.5 ** (age_days / "
-            "30): between and after, the two curves differ (one day old gives 0.967742).",
-            _variant("half-life")),
+        "1 / (1 + age_days / 30) is also 0.5 at 30 days, but it is not 0.5 ** (age_days / "
+        "30): between and after, the two curves differ (one day old gives 0.967742).",
+        _variant("half-life")),
     ex.Mistake("the 30-day window forgotten",
-            "Divide the age by the 30-day window: recency = 1 / (1 + age_days / 30).",
-            _variant("no-window")),
+        "Divide the age by the 30-day window: recency = 1 / (1 + age_days / 30).",
+        _variant("no-window")),
     ex.Mistake("age not clamped at 0",
-            "A source captured after as_of is not 'negative days old': age_days = max(0, ...), "
-            "so its recency is 1.0, never more.", _variant(clamp=False)),
+        "A source captured after as_of is not 'negative days old': age_days = max(0, ...), "
+        "so its recency is 1.0, never more.", _variant(clamp=False)),
     ex.Mistake("age counted in whole days",
-            "timedelta.days drops the hours: use (as_of - captured_at).total_seconds() / 86400 "
-            "for a fractional age.", _variant(whole_days=True)),
+        "timedelta.days drops the hours: use (as_of - captured_at).total_seconds() / 86400 "
+        "for a fractional age.", _variant(whole_days=True)),
     ex.Mistake("stored_at instead of captured_at",
-            "Age is measured from when the source event happened (candidate.captured_at), not "
-            "from when the record was stored (stored_at).", _variant(stored=True)),
+        "Age is measured from when the source event happened (candidate.captured_at), not "
+        "from when the record was stored (stored_at).", _variant(stored=True)),
     ex.Mistake("coverage over the record's terms",
-            "Coverage is matched / the QUERY's term count (len(query.terms)): how much of the "
-            "question the record answers, not how much of the record matched.",
-            _variant(coverage="record")),
+        "Coverage is matched / the QUERY's term count (len(query.terms)): how much of the "
+        "question the record answers, not how much of the record matched.",
+        _variant(coverage="record")),
     ex.Mistake("coverage is all or nothing",
-            "Coverage is a share: len(candidate.matched_terms) / len(query.terms).",
-            _variant(coverage="any")),
+        "Coverage is a share: len(candidate.matched_terms) / len(query.terms).",
+        _variant(coverage="any")),
     ex.Mistake("weights swapped",
-            "The lexical part weighs 0.85 and recency 0.15 (the chapter's weights): "
-            "lexical_contribution = 0.85 * coverage.", _variant(weights=(0.15, 0.85))),
+        "The lexical part weighs 0.85 and recency 0.15 (the chapter's weights): "
+        "lexical_contribution = 0.85 * coverage.", _variant(weights=(0.15, 0.85))),
     ex.Mistake("total without the weights",
-            "total = lexical_contribution + recency_contribution (the weighted parts), not "
-            "coverage + recency.", _variant(total="raw")),
+        "total = lexical_contribution + recency_contribution (the weighted parts), not "
+        "coverage + recency.", _variant(total="raw")),
     ex.Mistake("not rounded",
-            "Round every float of the breakdown to 6 places (round(x, 6)), as the contract says.",
-            _variant(rounded=False)),
+        "Round every float of the breakdown to 6 places (round(x, 6)), as the contract says.",
+        _variant(rounded=False)),
     ex.Mistake("a candidate of another query accepted",
-            "First check candidate.query_id == query.query_id and raise "
-            "RemoteMemoryValidationError otherwise: a score belongs to one query.",
-            _variant(check_query=False)),
+        "First check candidate.query_id == query.query_id and raise "
+        "RemoteMemoryValidationError otherwise: a score belongs to one query.",
+        _variant(check_query=False)),
 )
 # fmt: on
 
@@ -225,15 +220,15 @@ def _examples() -> tuple[ex.Named, ...]:
     # fmt: off
     return (
         ex.Named("conversation-003 scores 0.995161 one day after capture (the chapter's numbers)",
-              ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
+            ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
         ex.Named("1 of 2 terms, 30 days old: coverage 0.5, recency 0.5, total 0.5",
-              _scored(2, 1, 30.0, 0.0)),
+            _scored(2, 1, 30.0, 0.0)),
         ex.Named("captured 2 days after as_of: the age is clamped to 0, recency 1.0",
-              _scored(1, 1, -2.0, 0.0)),
+            _scored(1, 1, -2.0, 0.0)),
         ex.Named("stored 10 days after it was captured: captured_at sets the age",
-              _scored(3, 2, 12.0, 10.0)),
+            _scored(3, 2, 12.0, 10.0)),
         ex.Named("a candidate built for another query is rejected (RemoteMemoryValidationError)",
-              ex.Call(layered, stranger, as_of=TEACHING_AS_OF)),
+            ex.Call(layered, stranger, as_of=TEACHING_AS_OF)),
     )
     # fmt: on
 
@@ -243,21 +238,14 @@ _AS_OF_STR = (
     "(it accepts a datetime too)."
 )
 SCORE_RECALL_CANDIDATE = ex.FunctionExercise(
-    function="score_recall_candidate",
-    reference=score_recall_candidate,
-    examples=_examples(),
-    cases=_calls(),
-    read=_read,
-    show=_show,
-    show_call=_show_call,
-    mistakes=MISTAKES,
-    refuses=(score_recall_candidate,),
+    "score_recall_candidate", score_recall_candidate, _examples(), _calls(), _read, _show,
+    _show_call, MISTAKES, refuses=(score_recall_candidate,),
     error_hints=(
         ("'str' and 'datetime", _AS_OF_STR),
         ("'datetime.datetime' and 'str'", _AS_OF_STR),
         ("ZeroDivisionError", "The query has at least one term; divide by len(query.terms)."),
     ),
-)
+)  # fmt: skip
 
 
 # -- notebook 04's "Your turn": a note that no store holds, scored by hand for q-11 --------------
@@ -436,7 +424,7 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
             ([t["lexical_contribution"], t["recency_contribution"]],
              "that is one contribution: the total adds both."),
             *((total, f"that is the total of {memory_id} (shown above): compute the note's own.")
-              for memory_id, total in _q11_shown()),
+                 for memory_id, total in _q11_shown()),
         ],
     }
     # fmt: on
