@@ -104,15 +104,6 @@ def _read(result: Any, call: ex.Call) -> dict[str, Any]:
     return fields
 
 
-def _show(f: dict[str, Any]) -> str:
-    n = f["query_term_count"]
-    return (
-        f"matched {', '.join(f['matched_terms']) or 'nothing'} of {n} term{'s' * (n != 1)}: "
-        f"coverage {f['lexical_coverage']!r}, recency {f['recency']!r}, contributions "
-        f"{f['lexical_contribution']!r} + {f['recency_contribution']!r}, total {f['total']!r}"
-    )
-
-
 def _show_call(name: str, call: ex.Call) -> str:
     (query, candidate), as_of = call.args, call.kwargs["as_of"]
     record = candidate.record
@@ -238,8 +229,8 @@ _AS_OF_STR = (
     "(it accepts a datetime too)."
 )
 SCORE_RECALL_CANDIDATE = ex.FunctionExercise(
-    "score_recall_candidate", score_recall_candidate, _examples(), _calls(), _read, _show,
-    _show_call, MISTAKES, refuses=(score_recall_candidate,),
+    "score_recall_candidate", score_recall_candidate, _examples(), _calls(), _read,
+    show_call=_show_call, mistakes=MISTAKES, refuses=(score_recall_candidate,),
     error_hints=(
         ("'str' and 'datetime", _AS_OF_STR),
         ("'datetime.datetime' and 'str'", _AS_OF_STR),
@@ -352,7 +343,6 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
         return v[part] is not None and not _near(v[part], t[part])
 
     hints = {}
-
     if theirs is None:
         hints["matched_terms"] = "a tuple of str: the query terms the note holds."
     elif strangers := sorted(theirs - set(query.terms)):
@@ -370,6 +360,11 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
     stops = "'what', 'is', 'the' and 'of' included; coverage = matched terms / all of them."
     yours = theirs is not None and len(theirs) != matched and theirs <= set(query.terms)
     lex, recent = v["lexical_contribution"], v["recency_contribution"]
+    hits, totals = _q11_scores()  # the totals the notebook shows: the five hits', then 056's
+    shown = [
+        *((h.memory_id, h.score_breakdown.total) for h in hits),
+        (Q11_RECORD, totals[Q11_RECORD]),
+    ]
     # fmt: off
     wrongs: dict[str, list[tuple[object, str]]] = {
         "lexical_coverage": [
@@ -382,6 +377,7 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
             ([m / n for m in range(n + 1) if m != matched],
              f"count the matches again: which of q-11's {n} terms are among the note's terms "
              "(its summary and content)?"),
+            (None, "coverage = matched terms / the query's term count."),
         ],
         "age_days": [
             (floor, "the age has a fraction: (as_of - captured_at).total_seconds() / 86400, not "
@@ -391,6 +387,10 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
             (-days, "the age is as_of - captured_at, not captured_at - as_of."),
             ([days * 24, days * SECONDS_PER_DAY],
              "give the age in days: divide the seconds by 86400."),
+            (v["age_days"] if v["age_days"] is not None and abs(v["age_days"] - days) < 0.01
+             else None, "close: keep 6 decimal places (each number must be within one unit of "
+                        "the 6th place)."),
+            (None, "age_days = (as_of - captured_at).total_seconds() / 86400."),
         ],
         "recency": [
             (1 / (1 + max(0.0, v["age_days"]) / 30) if mine("age_days") else None,
@@ -403,18 +403,21 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
              "divide the age by the 30-day window: recency = 1 / (1 + age_days / 30)."),
             (1 / (1 + floor / 30), "that recency uses whole days: keep the age's fraction."),
             (1.0, "recency is not 1: it decays with age as 1 / (1 + age_days / 30)."),
+            (None, "recency = 1 / (1 + age_days / 30)."),
         ],
         "lexical_contribution": [
             (0.85 * v["lexical_coverage"] if mine("lexical_coverage") else None,
              "right for your lexical_coverage; fix it and this follows."),
             (0.15 * cov, swapped),
             (cov, "weight it: 0.85 × lexical_coverage."),
+            (None, "0.85 × lexical_coverage."),
         ],
         "recency_contribution": [
             (0.15 * v["recency"] if mine("recency") else None,
              "right for your recency; fix it and this follows."),
             (0.85 * rec, swapped),
             (rec, "weight it: 0.15 × recency."),
+            (None, "0.15 × recency."),
         ],
         "total": [
             (lex + recent if lex is not None and recent is not None else None,
@@ -424,24 +427,13 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
             ([t["lexical_contribution"], t["recency_contribution"]],
              "that is one contribution: the total adds both."),
             *((total, f"that is the total of {memory_id} (shown above): compute the note's own.")
-                 for memory_id, total in _q11_shown()),
+              for memory_id, total in shown),
+            (None, "total = lexical_contribution + recency_contribution."),
         ],
     }
     # fmt: on
-    rules = {
-        "lexical_coverage": "coverage = matched terms / the query's term count.",
-        "age_days": "age_days = (as_of - captured_at).total_seconds() / 86400.",
-        "recency": "recency = 1 / (1 + age_days / 30).",
-        "lexical_contribution": "0.85 × lexical_coverage.",
-        "recency_contribution": "0.15 × recency.",
-        "total": "total = lexical_contribution + recency_contribution.",
-    }
-    if v["age_days"] is not None and abs(v["age_days"] - days) < 0.01:
-        rules["age_days"] = (
-            "close: keep 6 decimal places (each number must be within one unit of the 6th place)."
-        )
     for part, pairs in wrongs.items():
-        hint = next((h for w, h in pairs if _near(v[part], w)), rules[part])
+        hint = next((h for w, h in pairs if _near(v[part], w)), pairs[-1][1])
         hints[part] = hint if v[part] is not None else f"a number (a float). {hint}"
     return hints
 
@@ -452,13 +444,6 @@ def _near(value: float | None, bad: object) -> bool:
     return value is not None and any(
         w is not None and ex.same(round(w, 6), round(value, 6)) for w in options
     )
-
-
-def _q11_shown() -> list[tuple[str, float]]:
-    """The totals the notebook shows: the five hits', then mei-conv-056's."""
-    hits, totals = _q11_scores()
-    shown = [(hit.memory_id, hit.score_breakdown.total) for hit in hits]
-    return [*shown, (Q11_RECORD, totals[Q11_RECORD])]
 
 
 def check_q11_note(answer: object) -> ex.CheckResult:
