@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -31,14 +32,13 @@ from memorylib.notebook.buildit.fixtures import (
     memory_ids,
 )
 from memorylib.query import normalize_recall_query
-from memorylib.ranking import rank_key, stable_rank_recall_candidates
+from memorylib.ranking import hit_from, rank_key, stable_rank_recall_candidates
 from memorylib.records import (
     MemoryKind,
     MemorySource,
     RecallCandidate,
     RecallHit,
     RecallQuery,
-    RecallScope,
     StoredMemory,
 )
 from memorylib.scoring import score_recall_candidate
@@ -126,37 +126,21 @@ _KEYS = {
 
 
 def _variant(
-    keys: str = "-total -coverage -time +id",
-    *,
-    first_rank: int = 1,
-    extra: int | None = 0,
+    keys: str = "-total -coverage -time +id", *, first_rank: int = 1, extra: int | None = 0,
     snippet: str = "summary",
-) -> Any:
+) -> Any:  # fmt: skip
     """``keys`` most significant first, ``-`` DESC and ``+`` ASC, applied as stable sorts;
     ``extra`` hits past the limit (None: no limit); ``snippet`` the record field shown."""
 
-    def rank(
-        query: RecallQuery,
-        candidates: Sequence[RecallCandidate],
-        *,
-        as_of: datetime | str,
-        score: Any = score_recall_candidate,
-    ) -> tuple[RecallHit, ...]:
+    def rank(query: RecallQuery, candidates: Sequence[RecallCandidate], *, as_of: datetime | str,
+             score: Any = score_recall_candidate) -> tuple[RecallHit, ...]:  # fmt: skip
         scored = [(c, score(query, c, as_of=as_of)) for c in candidates]
         for key in reversed(keys.split()):  # least significant first: stable sorts
             scored.sort(key=lambda item, k=_KEYS[key[1:]]: k(*item), reverse=key[0] == "-")
         kept = scored if extra is None else scored[: query.limit + extra]
+        ranked = enumerate(kept, start=first_rank)
         return tuple(
-            RecallHit(
-                c.query_id,
-                c.record.memory_id,
-                position,
-                getattr(c.record, snippet),
-                RecallScope(c.record.user_scope, c.record.kind),
-                c.record.source,
-                b,
-            )
-            for position, (c, b) in enumerate(kept, start=first_rank)
+            replace(hit_from(c, b, n), snippet=getattr(c.record, snippet)) for n, (c, b) in ranked
         )
 
     return rank
@@ -235,35 +219,24 @@ ALONE_HINT = (
     "epoch_micros from memorylib.timestamps if it uses that)."
 )
 
+# fmt: off
 STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
-    function="stable_rank_recall_candidates",
-    reference=stable_rank_recall_candidates,
-    examples=_examples(),
-    cases=_calls(),
-    read=_read,
-    show=_show,
-    show_call=_show_call,
-    mistakes=MISTAKES,
-    refuses=(stable_rank_recall_candidates,),
+    "stable_rank_recall_candidates", stable_rank_recall_candidates, _examples(), _calls(), _read,
+    _show, _show_call, MISTAKES, refuses=(stable_rank_recall_candidates,),
     error_hints=(
         ("NameError", ALONE_HINT),
-        (
-            "'<' not supported between instances",
-            "Sorting tuples that hold a candidate or a breakdown compares those objects when "
-            "the numbers tie: sort with a key that returns only numbers and strings (e.g. "
-            "-total, -coverage, -captured_at.timestamp(), memory_id).",
-        ),
-        (
-            "bad operand type for unary -: 'str'",
-            "A string cannot be negated: keep memory_id as it is in the key (ascending), or "
-            "sort in two stable passes.",
-        ),
-        (
-            "bad operand type for unary -: 'datetime.datetime'",
-            "Negate a number, not a datetime: -candidate.captured_at.timestamp().",
-        ),
+        ("'<' not supported between instances",
+         "Sorting tuples that hold a candidate or a breakdown compares those objects when the "
+         "numbers tie: sort with a key that returns only numbers and strings (e.g. -total, "
+         "-coverage, -captured_at.timestamp(), memory_id)."),
+        ("bad operand type for unary -: 'str'",
+         "A string cannot be negated: keep memory_id as it is in the key (ascending), or sort in "
+         "two stable passes."),
+        ("bad operand type for unary -: 'datetime.datetime'",
+         "Negate a number, not a datetime: -candidate.captured_at.timestamp()."),
     ),
 )
+# fmt: on
 
 
 # -- notebook 05's "Your turn": six rows in stable-rank order, by hand ----------------------------
@@ -283,20 +256,17 @@ TIE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("note-c", "notes from the harbor recall latency review", "2026-11-20T10:00:05Z"),
 )
 KEY_NAMES = ("total", "lexical_coverage", "captured_at", "memory_id")
+# fmt: off
 _KEY_HINTS = {
     "total": "a row with a higher total belongs there: key 1 is total, descending.",
-    "lexical_coverage": (
-        "two rows tie on total there: key 2 decides before any time is looked at, the "
-        "higher lexical_coverage first."
-    ),
-    "captured_at": (
-        "rows tie on total and lexical_coverage there: key 3 decides, the later captured_at "
-        "first (read the seconds)."
-    ),
-    "memory_id": (
-        "rows tie on the first three keys there: key 4 decides, the smaller memory_id first."
-    ),
+    "lexical_coverage": "two rows tie on total there: key 2 decides before any time is looked "
+                        "at, the higher lexical_coverage first.",
+    "captured_at": "rows tie on total and lexical_coverage there: key 3 decides, the later "
+                   "captured_at first (read the seconds).",
+    "memory_id": "rows tie on the first three keys there: key 4 decides, the smaller memory_id "
+                 "first.",
 }
+# fmt: on
 
 
 @functools.cache
@@ -311,8 +281,8 @@ def tie_exercise() -> tuple[RecallQuery, tuple[StoredMemory, ...]]:
             memory_id=memory_id,
             content=text,
             summary=text,
-            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", text, when),
             stored_at=when,
+            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", text, when),
         )
         for memory_id, text, when in TIE_ROWS
     )
