@@ -137,9 +137,8 @@ def _variant(
     stored: bool = False, coverage: str = "query", weights: tuple[float, float] = (0.85, 0.15),
     rounded: bool = True, check_query: bool = True, total: str = "sum",
 ) -> Any:  # fmt: skip
-    def score(
-        query: RecallQuery, candidate: RecallCandidate, *, as_of: datetime | str
-    ) -> RecallScoreBreakdown:
+    def score(query: RecallQuery, candidate: RecallCandidate, *,
+              as_of: datetime | str) -> RecallScoreBreakdown:  # fmt: skip
         if check_query and candidate.query_id != query.query_id:
             raise RemoteMemoryValidationError("candidate of another query")
         record = candidate.record
@@ -267,17 +266,12 @@ def _q11() -> tuple[tuple[StoredMemory, ...], RecallQuery, StoredMemory, str]:
     query = normalize_recall_query(
         labelled.text, user_scope=records[0].user_scope, query_id=Q11, issued_at=labelled.as_of
     )
-    note = new_memory(
-        user_scope=query.user_scope,
-        kind=MemoryKind.CONVERSATION,
-        memory_id="mei-note-q11",
-        summary=Q11_NOTE["summary"],
-        content=Q11_NOTE["content"],
-        source=MemorySource(
-            "note-q11", "conversation_transcript", "a status note", Q11_NOTE["captured_at"]
-        ),
-        stored_at=Q11_NOTE["stored_at"],
-    )
+    source = MemorySource("note-q11", "conversation_transcript", "a status note",
+                          Q11_NOTE["captured_at"])  # fmt: skip
+    note = new_memory(user_scope=query.user_scope, kind=MemoryKind.CONVERSATION,
+                      memory_id="mei-note-q11", summary=Q11_NOTE["summary"],
+                      content=Q11_NOTE["content"], source=source,
+                      stored_at=Q11_NOTE["stored_at"])  # fmt: skip
     return records, query, note, labelled.as_of
 
 
@@ -304,11 +298,9 @@ def _q11_truth() -> dict[str, Any]:
 
 def _terms(given: object) -> frozenset[str] | None:
     """A tuple, list or set of str as a set of normalized terms (order is not graded)."""
-    if isinstance(given, str | bytes) or not isinstance(given, tuple | list | set | frozenset):
-        return None
-    if not all(isinstance(term, str) for term in given):
-        return None
-    return frozenset(normalize_text(term) for term in given)
+    if isinstance(given, tuple | list | set | frozenset) and all(isinstance(t, str) for t in given):
+        return frozenset(normalize_text(term) for term in given)
+    return None
 
 
 def _close(given: object, expected: Any) -> bool:
