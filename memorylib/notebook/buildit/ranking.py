@@ -1,13 +1,8 @@
-"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, and the
-"Your turn" ``check_tie_order``: six rows put in order by hand.
-
-The build-it is compared with ``memorylib.ranking`` (the library's scorer as the default
-``score``) on every field of every hit, in order (``buildit.check_ranking`` checks a cell's
-function as the cell defines it when run alone, as 06c runs it). Generated candidates are
-built to tie: a few matched-term counts, shared capture times, captures after ``as_of``
-(all age 0), and two captures half a second apart whose ISO texts sort the wrong way round
-(``...12:00:00.500000Z`` is later than ``...12:00:00Z`` but sorts before it as text).
-"""
+"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, compared
+with ``memorylib.ranking`` on every field of every hit, in order (``buildit.check_ranking``
+runs a cell's function as 06c does, its cell alone), and the "Your turn" ``check_tie_order``.
+Generated candidates are built to tie: shared capture times, captures after ``as_of`` (age 0),
+and two captures half a second apart whose ISO texts sort the wrong way round."""
 
 from __future__ import annotations
 
