@@ -19,7 +19,6 @@ from memorylib import MemoryKind, RemoteMemoryStore, seed_teaching_store
 from memorylib.notebook.buildit.profile import (
     PROFILE_SCENARIOS,
     check_profile_predictions,
-    profile_exercise_frame,
     profile_exercise_truth,
 )
 from memorylib.notebook.buildit.render import (
@@ -209,12 +208,18 @@ def test_each_profile_scenario_teaches_its_rule() -> None:
 
 
 def test_the_profile_table_shows_the_records_as_given_and_no_answer() -> None:
-    frame = profile_exercise_frame()
-    assert list(frame["call"]) == ["A", "B", "B", "C", "D", "E", "F", "F"]
-    assert frame.groupby("call")["store holds"].nunique().eq(1).all()  # one store per call
-    assert frame["store holds"].nunique() == 2  # every call's store is named the same way
-    assert "injected" not in frame.columns
-    assert "2026-07-30T16:00:00+08:00" in set(frame["captured_at"])  # not converted
+    # the table is built in 06b's cell from PROFILE_SCENARIOS: one store per call, each
+    # call's store named the same way, captured_at as given to append, no "injected" column
+    assert [label for label, (_, _, records) in PROFILE_SCENARIOS.items() for _ in records] == [
+        *"ABBCDEFF"
+    ]
+    assert len({holds for holds, _, _ in PROFILE_SCENARIOS.values()}) == 2
+    nb = nbformat.read(ROOT / "notebooks" / "06b_profile.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.get("id") == "nb06b-your-turn-calls"]
+    assert "PROFILE_SCENARIOS.items()" in cell.source
+    (output,) = cell.outputs
+    table = output["data"]["text/plain"]
+    assert "injected" not in table and "2026-07-30T16:00:00+08:00" in table  # not converted
 
 
 def test_the_profile_checker_accepts_the_solution_in_any_accepted_spelling() -> None:
