@@ -1,25 +1,15 @@
-"""Notebook 06b's "Your turn": which profile snapshot does a new session get?
-
-The profile takes no stage of the pipeline, so this is no build-it. Each call starts from a
-fresh store (the "store holds" of ``PROFILE_SCENARIOS``) and appends the records shown; the
-truth is read back from ``build_system_prompt``, what the model would really receive.
-"""
+"""Notebook 06b's "Your turn" (no build-it: the profile takes no stage of the pipeline):
+which snapshot does a new session get? Each call appends its records to a fresh store, the
+"store holds" of ``PROFILE_SCENARIOS``; the truth is the library's selection."""
 
 from __future__ import annotations
 
-import re
-import tempfile
-from pathlib import Path
 from typing import Any
 
+from memorylib.interface import latest_profile_of, new_memory
 from memorylib.notebook import exercises as ex
+from memorylib.notebook.buildit import fixtures as fx
 from memorylib.records import MemoryKind, MemorySource
-from memorylib.seed import TEACHING_RECORDS
-from memorylib.store import RemoteMemoryStore
-from memorylib.tool import build_system_prompt
-
-__all__ = ["PLACEHOLDER", "PROFILE_SCENARIOS", "check_profile_predictions"]
-__all__ += ["profile_exercise_truth"]
 
 PLACEHOLDER = "a dict mapping each of 'A'..'F' to a memory_id (a str) or None"
 SEEDED, BARE = "profile-001 + 6 conversations", "6 conversations only"
@@ -63,16 +53,15 @@ PROFILE_SCENARIOS: dict[str, tuple[str, str, tuple[dict[str, Any], ...]]] = {
 
 
 def profile_exercise_truth() -> dict[str, str | None]:
-    """The memory_id in each call's ``<remote_profile>`` block, or None without one, read
-    back from ``build_system_prompt`` on the call's fresh store (in a temporary directory)."""
+    """The memory_id of the snapshot each call's new session gets, or None: the library's
+    selection (``latest_profile_of``, which ``build_system_prompt`` injects) over the call's
+    fresh store, its records made as ``append`` makes them."""
     truth = {}
-    with tempfile.TemporaryDirectory(prefix="memorylib-06b-") as tmp:
-        for label, (holds, _, appended) in PROFILE_SCENARIOS.items():
-            store = RemoteMemoryStore(Path(tmp) / f"profile-{label}.jsonl")
-            kept = [r for r in TEACHING_RECORDS if holds == SEEDED or r["kind"] != "profile"]
-            store.append_many([*kept, *appended])
-            block = re.match(r'<remote_profile memory_id="([^"]+)"', build_system_prompt(store))
-            truth[label] = block and block[1]
+    for label, (holds, _, appended) in PROFILE_SCENARIOS.items():
+        kept = [r for r in fx.chapter_records() if holds == SEEDED or r.kind != "profile"]
+        added = [new_memory(user_scope=fx.CHAPTER_SCOPE, **record) for record in appended]
+        profile = latest_profile_of([*kept, *added])
+        truth[label] = profile and profile.memory_id
     return truth
 
 

@@ -1,34 +1,26 @@
-"""Stage 5 build-it (notebook 06): ``render_recall_context``; and 06's "Your turn".
-
-The build-it compares what a parser reads (``parsed_tree``), not layout; a text that does
-not parse is wrong; no hits must give ``""``. Generated results come from the library's
-pipeline over records and queries holding ``< > & " '``.
-"""
+"""Notebook 06: the build-it of stage 5, ``render_recall_context`` (what a parser reads is
+compared, not layout; results from the library's pipeline over text holding ``< > & " '``),
+and the "Your turn", ``check_render_predictions``: what reaches the model on each path."""
 
 from __future__ import annotations
 
 import html
-import json
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
-from memorylib import RecallEngine, RemoteMemoryError, RemoteMemoryStore, seed_teaching_store
+from memorylib.errors import RemoteMemoryError
+from memorylib.interface import new_memory
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
 from memorylib.pipeline import recall_pipeline
 from memorylib.records import MemoryKind, MemorySource, RecallResult
 from memorylib.render import render_recall_context
 from memorylib.timestamps import TEACHING_AS_OF
-from memorylib.tool import recall_history
-
-__all__ = ["RENDER_CALLS", "RENDER_RECALL_CONTEXT", "RENDER_RECORD", "check_render_predictions"]
-__all__ += ["parsed_tree", "render_exercise_truth"]
+from memorylib.tool import tool_result_text
 
 WORDS = ("memory", "cache", "R&D", "<b>", "</snippet>", '"quoted"', "it's", "x<y", "分层记忆")
 _AGES = st.sampled_from((1.0, 2.5, 40.0))
@@ -55,9 +47,8 @@ def _calls(draw: st.DrawFn) -> ex.Call:
 
 
 def parsed_tree(text: str) -> dict[str, Any]:
-    """What a parser reads in ``text``: ``{tag: {attribute: value, ..., child tag: (child,
-    ...), "text": text}}``, without layout whitespace, attribute order, quotes or
-    indentation. Raises ``ET.ParseError`` if malformed."""
+    """What a parser reads in ``text`` (no layout whitespace, attribute order or quotes):
+    ``{tag: {attribute: value, child tag: (child, ...), "text": text}}``, or ParseError."""
 
     def element(node: ET.Element) -> dict[str, Any]:
         found: dict[str, Any] = dict(node.attrib)
@@ -80,8 +71,7 @@ class _Rendered:
 
 def _read(result: Any, call: ex.Call) -> _Rendered:
     if not isinstance(result, str):
-        kind = type(result).__name__
-        raise ex.Malformed(f"render_recall_context must return a str, not {kind}")
+        raise ex.Malformed(f"render_recall_context must return a str, not {type(result).__name__}")
     try:
         return _Rendered(parsed_tree(result) if result else "", result)
     except ET.ParseError:
@@ -94,14 +84,13 @@ def _read(result: Any, call: ex.Call) -> _Rendered:
 def _show_call(name: str, call: ex.Call) -> str:
     (result,) = call.args
     q, found = result.query, ":" if result.hits else f" (empty_reason {result.empty_reason!r})"
-    lines = [
-        f"{name}(result) for query {q.text!r} (query_id {q.query_id!r}, normalized "
-        f"{q.normalized_text!r}) with {len(result.hits)} hit(s){found}"
-    ]
-    for hit in result.hits:
-        source, total = hit.provenance.source_id, hit.score_breakdown.total
-        shown = f"#{hit.rank} {hit.memory_id}: snippet {hit.snippet!r}, source_id {source!r}"
-        lines.append(f"{shown}, total {total}")
+    head = f"{name}(result) for query {q.text!r} (query_id {q.query_id!r}, normalized "
+    lines = [f"{head}{q.normalized_text!r}) with {len(result.hits)} hit(s){found}"]
+    for h in result.hits:
+        shown = (
+            f"#{h.rank} {h.memory_id}: snippet {h.snippet!r}, source_id {h.provenance.source_id!r}"
+        )
+        lines.append(f"{shown}, total {h.score_breakdown.total}")
     return "\n".join(lines)
 
 
@@ -198,6 +187,9 @@ EXAMPLES = (  # (name, query, records added to the chapter's)
     ("an & in the query is escaped in normalized_query", "R&D memory", ()),
 )
 
+_FORMAT_ERROR = "Unknown format code 'f' for object of type 'str'"
+_FORMAT_HINT = "Format the breakdown's numbers (hit.score_breakdown.total, ...), which are floats, "
+_FORMAT_HINT += 'with f"{value:.6f}".'
 RENDER_RECALL_CONTEXT = ex.FunctionExercise(
     function="render_recall_context",
     reference=render_recall_context,
@@ -211,30 +203,22 @@ RENDER_RECALL_CONTEXT = ex.FunctionExercise(
     show_call=_show_call,
     mistakes=tuple(map(ex.Mistake, HINTS, HINTS.values(), VARIANTS)),
     refuses=(render_recall_context,),
-    error_hints=(
-        (
-            "Unknown format code 'f' for object of type 'str'",
-            "Format the breakdown's numbers (hit.score_breakdown.total, ...), which are floats, "
-            'with f"{value:.6f}".',
-        ),
-    ),
+    error_hints=((_FORMAT_ERROR, _FORMAT_HINT),),
 )
 
 
 # -- notebook 06's "Your turn": what reaches the model -----------------------------------------
 
+_AT = "2026-07-31T10:00:00Z"
 RENDER_RECORD: dict[str, Any] = {  # appended to a fresh teaching store before every call
     "kind": MemoryKind.CONVERSATION,
     "memory_id": "conversation-007",
     "summary": 'Wrap ids in <code> & "quote" them.',
     "content": 'Style review: answers put memory ids in <code> tags & titles in "quotes".',
     "source": MemorySource(
-        "transcript-conversation-007",
-        "conversation_transcript",
-        "answer style",
-        "2026-07-31T10:00:00Z",
+        "transcript-conversation-007", "conversation_transcript", "answer style", _AT
     ),
-    "stored_at": "2026-07-31T10:00:00Z",
+    "stored_at": _AT,
 }
 # label -> (what to predict, query, limit); notebook 06 shows the (query, limit) pairs. D's
 # "decision" is a word of conversation-004's title only: searching titles would give 2.
@@ -246,40 +230,28 @@ RENDER_CALLS: dict[str, tuple[str, str, int]] = {
     "E": ("hits", "layered memory", 11),
 }
 _JSON_STRING = r'"((?:[^"\\]|\\.)*)"'  # a JSON string literal, escapes and all
-_SNIPPETS = {  # the target's snippet, as it stands in the block and in the JSON text
+_SNIPPETS = {  # where the target's snippet stands in the block, and in the JSON text
     "snippet-xml": r'memory_id="conversation-007".*?<snippet>(.*?)</snippet>',
     "snippet-json": r'"memory_id": "conversation-007".*?"snippet": ' + _JSON_STRING,
 }
 
 
 def render_exercise_truth() -> dict[str, int | str | None]:
-    """What reaches the model for each call, by the library: ``recall_history``'s JSON text
-    and the block rendered from it, on a fresh teaching store plus ``RENDER_RECORD`` (in a
-    temporary directory) at the teaching clock ``TEACHING_AS_OF``."""
+    """What reaches the model for each call, by the library: the tool's JSON text
+    (``tool_result_text``, what ``recall_history`` returns) and the block rendered from the
+    result, over the teaching records plus ``RENDER_RECORD`` at ``TEACHING_AS_OF``."""
+    records = (*fx.chapter_records(), new_memory(user_scope=fx.CHAPTER_SCOPE, **RENDER_RECORD))
     truth: dict[str, int | str | None] = {}
-    with tempfile.TemporaryDirectory(prefix="memorylib-06-") as tmp:
-        store = RemoteMemoryStore(Path(tmp) / "chapter.jsonl")
-        seed_teaching_store(store)
-        store.append(**RENDER_RECORD)
-        for label, (asked, text, limit) in RENDER_CALLS.items():
-            try:
-                tool = recall_history(
-                    text,
-                    limit,
-                    engine=RecallEngine(store),
-                    as_of=TEACHING_AS_OF,
-                    query_id=f"q-06-ex-{label}",
-                )
-            except RemoteMemoryError:
-                truth[label] = "rejected"
-                continue
-            block = render_recall_context(RecallResult.from_dict(json.loads(tool)))
-            if asked == "hits":
-                truth[label] = block.count("<hit ")
-            else:
-                truth[label] = re.search(
-                    _SNIPPETS[asked], {"snippet-xml": block}.get(asked, tool), re.S
-                )[1]
+    for label, (asked, text, limit) in RENDER_CALLS.items():
+        try:  # a limit outside 1..10 is refused in stage 1
+            query = fx.make_query(text, limit=limit)
+        except RemoteMemoryError:
+            truth[label] = "rejected"
+            continue
+        result = recall_pipeline(query, records, as_of=TEACHING_AS_OF)
+        tool, block = tool_result_text(result), render_recall_context(result)
+        found = re.search(_SNIPPETS.get(asked, ""), tool if "json" in asked else block, re.S)
+        truth[label] = block.count("<hit ") if asked == "hits" else found and found[1]
     return truth
 
 
@@ -292,6 +264,11 @@ RENDER_HINTS = {
     "C": "read the content column as well as the summary: a term may be in either.",
     "D": "recall searches the summary and the content; the provenance title is never searched.",
     "E": "look at the limit before the query: the chapter accepts 1 to 10.",
+    "part": "that is only part of it: type every character of the snippet, from its first to "
+    "its last.",
+    "A as JSON": "that is how the JSON text spells it; the block uses entities (&lt;).",
+    "B as XML": 'that is how the block spells it; the JSON text uses backslashes (\\").',
+    "B loaded": "that is the value json.loads gives back, not the text the model reads: ",
 }
 
 
@@ -314,20 +291,16 @@ def check_render_predictions(answer: object) -> ex.CheckResult:
         if isinstance(given["B"], str) and re.fullmatch(_JSON_STRING, given["B"]):
             given["B"] = given["B"][1:-1]  # the student copied the JSON string's quotes too
         truth, hints = render_exercise_truth(), dict(RENDER_HINTS)
-        for label in "AB":
+        for label in "AB":  # a part of the snippet, or the other path's spelling, or json.loads's
             part = given[label]
             if isinstance(part, str) and part and part != truth[label] and part in truth[label]:
-                hints[label] = (
-                    "that is only part of it: type every character of the snippet, from its "
-                    "first to its last."
-                )
-        if given["A"] == truth["B"]:
-            hints["A"] = "that is how the JSON text spells it; the block uses entities (&lt;)."
-        if given["B"] == truth["A"]:
-            hints["B"] = 'that is how the block spells it; the JSON text uses backslashes (\\").'
-        elif given["B"] == RENDER_RECORD["summary"]:
-            hints["B"] = "that is the value json.loads gives back, not the text the model reads: "
-            hints["B"] += RENDER_HINTS["B"]
+                hints[label] = RENDER_HINTS["part"]
+        hints["A"] = RENDER_HINTS["A as JSON"] if given["A"] == truth["B"] else hints["A"]
+        if given["B"] in (truth["A"], RENDER_RECORD["summary"]):
+            as_xml = given["B"] == truth["A"]
+            hints["B"] = (
+                RENDER_HINTS["B as XML"] if as_xml else RENDER_HINTS["B loaded"] + RENDER_HINTS["B"]
+            )
         return ex.grade_labels(truth, given, hints, same=_same) or ex.right(
             "All 5 right. The block escapes with entities, the JSON text with backslashes; "
             "either way a parser gets the stored text back and the model reads every word "
