@@ -2,8 +2,7 @@
 which snapshot does a new session get? Each call appends its records to a fresh store, the
 "store holds" of ``PROFILE_SCENARIOS``; the truth is the library's selection."""
 
-from __future__ import annotations
-
+import operator
 from typing import Any
 
 from memorylib.interface import latest_profile_of, new_memory
@@ -76,12 +75,6 @@ HINTS = {
 }
 
 
-def _same(given: object, expected: str | None) -> bool:
-    if isinstance(given, str):
-        given = None if given.strip().lower() == "none" else given.strip()
-    return given == expected
-
-
 def check_profile_predictions(answer: object) -> ex.CheckResult:
     """06b's self-check: ``answer`` maps "A".."F" to the injected memory_id or None; wrong
     with one hint per wrong label; not answered while ``...`` (or a ``...`` value) is there.
@@ -89,7 +82,11 @@ def check_profile_predictions(answer: object) -> ex.CheckResult:
 
     def judge(answer: object) -> ex.CheckResult:
         given = ex.expect_labels(answer, _CALLS, "a dict from 'A'..'F' to a memory_id or None")
-        return ex.grade_labels(profile_exercise_truth(), given, HINTS, same=_same) or ex.right(
+        given = {k: v.strip() if isinstance(v, str) else v for k, v in given.items()}
+        given |= {k: None for k, v in given.items() if isinstance(v, str) and v.lower() == "none"}
+        return ex.grade_labels(
+            profile_exercise_truth(), given, HINTS, same=operator.eq
+        ) or ex.right(
             "All 6 right. The newest PROFILE by (captured_at as an instant, then the larger "
             "memory_id as text) is injected, whatever its line in the file; nothing else ever is."
         )

@@ -2,8 +2,6 @@
 compared, not layout; results from the library's pipeline over text holding ``< > & " '``),
 and the "Your turn", ``check_render_predictions``: what reaches the model on each path."""
 
-from __future__ import annotations
-
 import html
 import re
 import xml.etree.ElementTree as ET
@@ -23,8 +21,6 @@ from memorylib.timestamps import TEACHING_AS_OF
 from memorylib.tool import tool_result_text
 
 WORDS = ("memory", "cache", "R&D", "<b>", "</snippet>", '"quoted"', "it's", "x<y", "分层记忆")
-_AGES = st.sampled_from((1.0, 2.5, 40.0))
-_IDS = st.sampled_from((None, 's"1', "s<1>", "a&b", "it's"))
 
 
 def _rendered(text: str, records: tuple, limit: int = 5, query_id: str = "query-1") -> ex.Call:
@@ -38,7 +34,8 @@ def _calls(draw: st.DrawFn) -> ex.Call:
     query = draw(st.lists(st.sampled_from(WORDS[:4]), min_size=1, max_size=2, unique=True))
 
     def spec(n: int) -> fx.RecordSpec:
-        summary, age, source = draw(fx.words(WORDS)), draw(_AGES), draw(_IDS)
+        summary, age = draw(fx.words(WORDS)), draw(st.sampled_from((1.0, 2.5, 40.0)))
+        source = draw(st.sampled_from((None, 's"1', "s<1>", "a&b", "it's")))
         return fx.RecordSpec(f"m{n}", summary=summary, captured_days_before=age, source_id=source)
 
     specs = tuple(spec(n) for n in range(1, draw(st.integers(0, 3)) + 1))
@@ -87,10 +84,8 @@ def _show_call(name: str, call: ex.Call) -> str:
     head = f"{name}(result) for query {q.text!r} (query_id {q.query_id!r}, normalized "
     lines = [f"{head}{q.normalized_text!r}) with {len(result.hits)} hit(s){found}"]
     for h in result.hits:
-        shown = (
-            f"#{h.rank} {h.memory_id}: snippet {h.snippet!r}, source_id {h.provenance.source_id!r}"
-        )
-        lines.append(f"{shown}, total {h.score_breakdown.total}")
+        shown = f"#{h.rank} {h.memory_id}: snippet {h.snippet!r}, source_id "
+        lines.append(f"{shown}{h.provenance.source_id!r}, total {h.score_breakdown.total}")
     return "\n".join(lines)
 
 
@@ -272,14 +267,6 @@ RENDER_HINTS = {
 }
 
 
-def _same(given: object, expected: int | str | None) -> bool:
-    if isinstance(expected, int):
-        return type(given) is int and given == expected
-    if expected == "rejected":
-        return isinstance(given, str) and given.lower() == "rejected"
-    return given == expected
-
-
 def check_render_predictions(answer: object) -> ex.CheckResult:
     """06's self-check: ``answer`` maps "A".."E" to the predicted text (A, B: every character,
     outer spaces aside; B may keep the JSON string's quotes) or count (C-E, or "rejected").
@@ -290,18 +277,21 @@ def check_render_predictions(answer: object) -> ex.CheckResult:
         given = {k: v.strip() if isinstance(v, str) else v for k, v in given.items()}
         if isinstance(given["B"], str) and re.fullmatch(_JSON_STRING, given["B"]):
             given["B"] = given["B"][1:-1]  # the student copied the JSON string's quotes too
+        given |= {k: v.lower() for k, v in given.items() if k in "CDE" and isinstance(v, str)}
         truth, hints = render_exercise_truth(), dict(RENDER_HINTS)
         for label in "AB":  # a part of the snippet, or the other path's spelling, or json.loads's
             part = given[label]
             if isinstance(part, str) and part and part != truth[label] and part in truth[label]:
                 hints[label] = RENDER_HINTS["part"]
         hints["A"] = RENDER_HINTS["A as JSON"] if given["A"] == truth["B"] else hints["A"]
-        if given["B"] in (truth["A"], RENDER_RECORD["summary"]):
-            as_xml = given["B"] == truth["A"]
-            hints["B"] = (
-                RENDER_HINTS["B as XML"] if as_xml else RENDER_HINTS["B loaded"] + RENDER_HINTS["B"]
-            )
-        return ex.grade_labels(truth, given, hints, same=_same) or ex.right(
+        if given["B"] == truth["A"]:
+            hints["B"] = RENDER_HINTS["B as XML"]
+        elif given["B"] == RENDER_RECORD["summary"]:
+            hints["B"] = RENDER_HINTS["B loaded"] + RENDER_HINTS["B"]
+        wrong = ex.grade_labels(
+            truth, given, hints, same=lambda g, e: type(g) is type(e) and g == e
+        )
+        return wrong or ex.right(
             "All 5 right. The block escapes with entities, the JSON text with backslashes; "
             "either way a parser gets the stored text back and the model reads every word "
             "of it. Only conversation text is searched, and a limit outside 1..10 is "
