@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -24,13 +24,8 @@ from typing import Any
 
 import pandas as pd
 
-from memorylib.datasets import (
-    CHAPTER_USER,
-    COURSE_AS_OF,
-    COURSE_USERS,
-    build_chapter_store,
-    build_course_store,
-)
+from memorylib import datasets
+from memorylib.datasets import CHAPTER_USER, COURSE_AS_OF, COURSE_USERS
 from memorylib.engine import RecallEngine
 from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
 from memorylib.interface import user_scope_for
@@ -39,14 +34,7 @@ from memorylib.notebook.charts import COLOURS
 from memorylib.notebook.exercises import CheckResult, Question, check_value, right, wrong
 from memorylib.query import extract_terms, normalize_text
 from memorylib.ranking import ScoreFunction
-from memorylib.records import (
-    DEFAULT_LEXICAL_WEIGHT,
-    DEFAULT_RECENCY_WEIGHT,
-    DEFAULT_RECENCY_WINDOW_DAYS,
-    RecallQuery,
-    RecallResult,
-    StoredMemory,
-)
+from memorylib.records import RecallQuery, RecallResult, StoredMemory
 from memorylib.render import render_recall_context
 from memorylib.scoring import SCORERS, ScoringPolicy
 from memorylib.store import RemoteMemoryStore
@@ -143,9 +131,9 @@ class PlaygroundCatalog:
         folder.mkdir(parents=True, exist_ok=True)
         empty = RemoteMemoryStore(folder / f"{user_scope_for(user)}.jsonl", user_id=user)
         if dataset == "chapter":
-            return build_chapter_store(folder) if user == CHAPTER_USER else empty
+            return datasets.build_chapter_store(folder) if user == CHAPTER_USER else empty
         if dataset == "course":
-            return build_course_store(folder, user) if user in COURSE_USERS else empty
+            return datasets.build_course_store(folder, user) if user in COURSE_USERS else empty
         seed = USERS.index(user) if user in USERS else 0
         return write_synthetic_store(
             empty.path, self.generated_records, seed=seed, user_id=user, bulk=True
@@ -179,6 +167,10 @@ SCORER_PRESETS = {"coverage": (0.85, 0.15), "bm25": (1.0, 0.0), "bm25+recency": 
 SCORER_PRESETS[YOURS] = (0.85, 0.15)
 
 
+def _preset(scorer: str) -> dict[str, float]:
+    return dict(zip(("lexical_weight", "recency_weight"), SCORER_PRESETS[scorer], strict=True))
+
+
 def scorer_options(catalog: PlaygroundCatalog) -> list[tuple[str, str]]:
     """(label, key) for the scorer dropdown; "yours" only once a function is registered."""
     keys = [*SCORERS, YOURS] if catalog.own_scorer is not None else list(SCORERS)
@@ -186,24 +178,9 @@ def scorer_options(catalog: PlaygroundCatalog) -> list[tuple[str, str]]:
 
 
 HIT_COLUMNS = tuple(
-    [
-        "rank",
-        "memory_id",
-        "total",
-        "lexical_contribution",
-        "recency_contribution",
-        "lexical_score",
-        "lexical_coverage",
-        "matched_terms",
-        "recency",
-        "age_days",
-        "captured_at",
-        "source_id",
-        "source_type",
-        "title",
-        "user_scope",
-        "snippet",
-    ]
+    "rank memory_id total lexical_contribution recency_contribution lexical_score "  # noqa: SIM905
+    "lexical_coverage matched_terms recency age_days captured_at source_id source_type "
+    "title user_scope snippet".split()
 )
 _STAGES = ("searched", "candidates", "hits")
 
@@ -504,18 +481,14 @@ class PlaygroundApp:
         self.scorer = w.Dropdown(
             options=scorer_options(catalog), value=state.scorer, description="scorer", style=wide
         )
-        slider = {"style": wide, "continuous_update": False}
-        self.lexical = w.FloatSlider(
-            value=state.lexical_weight, min=0, max=1, step=0.05, description="lexical weight",
-            **slider,
-        )  # fmt: skip
-        self.recency = w.FloatSlider(
-            value=state.recency_weight, min=0, max=1, step=0.05, description="recency weight",
-            **slider,
-        )  # fmt: skip
-        self.window = w.IntSlider(
-            value=int(state.recency_window_days), min=1, max=365, description="window (days)",
-            **slider,
+        self.lexical, self.recency, self.window = (
+            kind(value=value, min=low, max=high, step=step, description=text, style=wide,
+                 continuous_update=False)
+            for kind, value, low, high, step, text in (
+                (w.FloatSlider, state.lexical_weight, 0, 1, 0.05, "lexical weight"),
+                (w.FloatSlider, state.recency_weight, 0, 1, 0.05, "recency weight"),
+                (w.IntSlider, int(state.recency_window_days), 1, 365, 1, "window (days)"),
+            )
         )  # fmt: skip
         self.status = w.HTML(layout=w.Layout(min_height="20px"))
         self.summary, self.chart, self.table, self.context = (w.HTML() for _ in range(4))
@@ -524,10 +497,11 @@ class PlaygroundApp:
                 widget.add_class(f"playground-{name.replace('_', '-')}")
         self._controls = {
             "query": self.query, "dataset": self.dataset, "user": self.user,
-            "limit": self.limit, "scorer": self.scorer, "lexical_weight": self.lexical,
-            "recency_weight": self.recency, "recency_window_days": self.window,
+            "limit": self.limit, "as_of": self.as_of, "scorer": self.scorer,
+            "lexical_weight": self.lexical, "recency_weight": self.recency,
+            "recency_window_days": self.window,
         }  # fmt: skip
-        for control in (*self._controls.values(), self.as_of):
+        for control in self._controls.values():
             control.observe(self._on_change, names="value")
         self.widget = w.VBox(
             [
@@ -556,11 +530,18 @@ class PlaygroundApp:
             recency_window_days=float(self.window.value),
         )
 
-    def _quietly(self, change: Callable[[], None]) -> None:
-        """Change inputs without a refresh for each (the caller refreshes once)."""
+    def _quietly(self, options: list[tuple[str, str]] | None = None, **values: Any) -> None:
+        """Set inputs (by ``PlaygroundState`` field) without a refresh for each; the caller
+        refreshes once. ``options``: the scorer menu's new options, set first."""
         self._quiet = True
         try:
-            change()
+            if options is not None:
+                self.scorer.options = options
+            for name, value in values.items():
+                is_text = name == "as_of" and isinstance(value, str)
+                self._controls[name].value = (
+                    parse_timestamp(value, "as_of").date() if is_text else value
+                )
         finally:
             self._quiet = False
 
@@ -568,47 +549,23 @@ class PlaygroundApp:
         if self._quiet:
             return
         if change["owner"] is self.dataset:  # a dataset brings its own clock and user
-
-            def reset() -> None:
-                spec = DATASETS[self.dataset.value]
-                self.as_of.value = parse_timestamp(spec.as_of, "as_of").date()
-                self.user.value = spec.default_user
-
-            self._quietly(reset)
+            spec = DATASETS[self.dataset.value]
+            self._quietly(as_of=spec.as_of, user=spec.default_user)
         if change["owner"] is self.scorer:  # a scorer starts from its own weights
-            self._quietly(lambda: self._preset(self.scorer.value))
+            self._quietly(**_preset(self.scorer.value))
         self.refresh()
-
-    def _preset(self, scorer: str) -> None:
-        self.lexical.value, self.recency.value = SCORER_PRESETS[scorer]
 
     def use_scorer(self, score: ScoreFunction | None) -> PlaygroundView:
         """Register ``score`` (your scoring function) as the "yours" scorer and show it;
         ``None`` removes it and goes back to coverage."""
         self.catalog.use_scorer(score)
-
-        def switch() -> None:
-            self.scorer.options = scorer_options(self.catalog)
-            self.scorer.value = YOURS if score is not None else "coverage"
-            self._preset(self.scorer.value)
-
-        self._quietly(switch)
-        return self._refreshed()
+        key = YOURS if score is not None else "coverage"
+        self._quietly(scorer_options(self.catalog), scorer=key, **_preset(key))
+        return self.set()
 
     def set(self, **changes: Any) -> PlaygroundView:
         """Change inputs from code (``app.set(query="...", limit=3)``) and refresh once."""
-
-        def apply() -> None:
-            for name, value in changes.items():
-                if name == "as_of":
-                    self.as_of.value = parse_timestamp(value, "as_of").date()
-                else:
-                    self._controls[name].value = value
-
-        self._quietly(apply)
-        return self._refreshed()
-
-    def _refreshed(self) -> PlaygroundView:
+        self._quietly(**changes)
         self.refresh()
         assert self.view is not None
         return self.view
@@ -653,7 +610,7 @@ class PlaygroundApp:
 # -- your pipeline beside the library's (notebook 06c's capstone) --------------------------------
 
 AUTO_RECORDS = 2_000  # your pipeline reads every record per query: larger stores are skipped
-_CHAPTER_POLICY = (DEFAULT_LEXICAL_WEIGHT, DEFAULT_RECENCY_WEIGHT, DEFAULT_RECENCY_WINDOW_DAYS)
+_CHAPTER = ScoringPolicy()
 
 
 def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline) -> str:
@@ -690,7 +647,8 @@ def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
         for n in range(max(map(len, runs)))
     ]
     sliders = (state.lexical_weight, state.recency_weight, state.recency_window_days)
-    policy = "" if sliders == _CHAPTER_POLICY and state.scorer == "coverage" else (
+    chapter = (_CHAPTER.lexical_weight, _CHAPTER.recency_weight, _CHAPTER.recency_window_days)
+    policy = "" if sliders == chapter and state.scorer == "coverage" else (
         "<br>both columns use the chapter's weights (0.85 / 0.15) with the contract's recency "
         "curve (30 days), as your score_recall_candidate does; the playground above uses "
         "the sliders' policy"
@@ -766,27 +724,14 @@ def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
     return words
 
 
-def check_isolation_query(
-    answer: object,
-    catalog: PlaygroundCatalog,
-    *,
-    users: Sequence[str] = (COURSE_USERS[0], COURSE_USERS[1]),
-    dataset: str = "course",
-) -> CheckResult:
-    """Self-check: a query that gives user A hits in ``dataset`` and user B none at all,
-    without a word of a record notebook 08 printed above (``printed_words``)."""
-    first, second = users
+def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckResult:
+    """Self-check: a query that gives Mei hits in the course corpus and Omar none at all (the
+    opening state otherwise), without a word of a record 08 printed above (``printed_words``)."""
+    first, second = COURSE_USERS[:2]
 
     def judge(query: str) -> CheckResult:
-        a, b = (
-            playground_view(
-                PlaygroundState(
-                    query=query, user=user, dataset=dataset, as_of=DATASETS[dataset].as_of
-                ),
-                catalog,
-            )
-            for user in users
-        )
+        a, b = (replace(DEFAULT_STATE, query=query, user=user) for user in (first, second))
+        a, b = playground_view(a, catalog), playground_view(b, catalog)
         if a.error or a.result is None or a.query is None:
             return wrong(f"The query was rejected: {a.error}")
         if not a.hit_ids:

@@ -304,24 +304,22 @@ class Pipeline:
             raise _StageFailed("score", f"{type(exc).__name__}: {exc}") from exc
 
     def recall(
-        self,
-        text: str,
-        records: Iterable[Any],
-        *,
-        user_scope: str,
-        as_of: datetime | str,
-        limit: int = 5,
-        query_id: str = "q-yours",
+        self, text: str, records: Iterable[Any], *, as_of: datetime | str, **fields: Any
     ) -> PipelineRun:
-        """normalize -> candidate -> score -> stable rank -> render over ``records``. A typed
-        rejection of the query raises as in the library; an exception in one of YOUR
-        functions ends the run with ``failed_stage`` and ``error`` set."""
+        """normalize -> candidate -> score -> stable rank -> render over ``records``; ``fields``:
+        ``user_scope``, and ``limit`` (5) and ``query_id`` ("q-yours"). A typed rejection of
+        the query raises as in the library; an exception in one of YOUR functions ends the run
+        with ``failed_stage`` and ``error`` set."""
         moment = parse_timestamp(as_of, "as_of")
+        checks = {
+            "limit": 5,
+            "query_id": "q-yours",
+            **fields,
+            "issued_at": format_timestamp(moment),
+        }
         query = found = result = None
         try:
-            issued_at = format_timestamp(moment)
-            checks = {"user_scope": user_scope, "limit": limit, "query_id": query_id}
-            query = self._query(text, issued_at=issued_at, **checks)
+            query = self._query(text, **checks)
             found = self._run("build_recall_candidates")(query, tuple(records))
             if not isinstance(found, CandidateSet):
                 message = (
