@@ -1,9 +1,5 @@
-"""One contender of notebooks 07's and 11's races: a process that appends the race's memory_id.
-
-The race cells start the processes themselves (that is the lesson). A spawned process
-imports its target by name, and a function defined in a notebook cell cannot be imported,
-so the target lives here; it imports only memorylib, so each contender starts fast.
-"""
+"""The contender of notebooks 07's and 11's races. A spawned process imports its target by name,
+which a notebook cell's function cannot be; memorylib only, so each one starts fast."""
 
 from __future__ import annotations
 

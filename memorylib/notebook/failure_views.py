@@ -1,6 +1,5 @@
-"""The self-check of notebook 07's "Your turn": the typed error of six calls, none of them run
-before it (a test checks that). It runs each call for real on fresh stores in a temporary
-folder and compares the outcome with the prediction, so no answer is on the student's screen."""
+"""The self-check of notebook 07: six calls, none run before it, run here for real on fresh
+stores in a temporary folder, so that no answer is on the student's screen."""
 
 from __future__ import annotations
 
@@ -74,9 +73,8 @@ _CATCH_ALL = frozenset(cls.__name__ for cls in RemoteMemoryError.__mro__)
 
 
 def _hint(label: str, given: object, expected: str | None) -> str:
-    """The label's hint, led by "be more specific" when the answer is right by generality. The
-    catch-all gets the same words on every label, whatever the call raises, so an answer of
-    RemoteMemoryError everywhere learns nothing about which calls raise."""
+    """The label's hint, led by "be more specific" for a parent class; the catch-all gets the
+    same words on every label, so it learns nothing about which calls raise."""
     name = error_name(given)
     if name in _CATCH_ALL:
         return (
@@ -93,9 +91,7 @@ def _hint(label: str, given: object, expected: str | None) -> str:
 
 
 def check_error_predictions(answer: object) -> ex.CheckResult:
-    """``answer`` maps "A".."F" to an error class (or its name), or None for "no error". Right
-    when all six are each the exact class the call raises (a parent class gets a "be more
-    specific" hint); wrong with one hint per wrong label."""
+    """``answer``: "A".."F" -> the exact error class (or its name) each call raises, or None."""
 
     def judge(answer: object) -> ex.CheckResult:
         described = "a dict from 'A'..'F' to an error class (or its name) or None"
@@ -112,5 +108,6 @@ def check_error_predictions(answer: object) -> ex.CheckResult:
         named = {label: expected or "no error" for label, expected in truth.items()}
         return mistakes or ex.right(f"All {len(truth)} right: {named}.")
 
-    placeholder = "a dict from 'A'..'F' to a class, its name, or None"
-    return ex.check_value(answer, judge, placeholder=placeholder)
+    return ex.check_value(
+        answer, judge, placeholder="a dict from 'A'..'F' to a class, its name, or None"
+    )

@@ -76,7 +76,7 @@ def check_append_predictions(answer: object) -> ex.CheckResult:
 
     def judge(answer: object) -> ex.CheckResult:
         described = "a dict from 'A'..'F' (an error class, its name, or None) and 'files'"
-        given = ex.expect_labels(answer, [*EXERCISE_APPENDS, "files"], described)
+        given = ex.expect_labels(answer, _HINTS, described)
         truth = exercise_truth()
         hints = {label: _hint(label, given[label], truth[label]) for label in truth}
         mistakes = ex.grade_labels(

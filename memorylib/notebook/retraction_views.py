@@ -1,7 +1,5 @@
-"""The self-check of notebook 07b's "Your turn": what six retractions leave behind. It runs the
-six steps for real on a fresh teaching store in a temporary folder and answers the five
-questions from it, so no answer is on the student's screen. ``store.retract`` goes beyond the
-chapter (see CONTRACT.md)."""
+"""The self-check of notebook 07b: six retractions (beyond the chapter, CONTRACT.md) run here for
+real on a fresh teaching store, so that no answer is on the student's screen."""
 
 from __future__ import annotations
 
