@@ -453,11 +453,14 @@ def test_answer_forms_refuses_every_form_of_an_answer_word(terms, refused) -> No
     assert live_agent.answer_forms(terms) == refused
 
 
-def test_the_exercise_needs_the_chat_the_stand_in_never_reads() -> None:
+def test_the_exercise_needs_the_chat_the_stand_in_never_reads(notebook) -> None:
     # the question alone does not say what 'those' are; the earlier turn of the chat does
-    chat = " ".join(m["content"] for m in live_agent.EXERCISE_CHAT).lower()
-    assert "transcripts" not in live_agent.EXERCISE_QUESTION.lower() and "transcripts" in chat
-    assert live_agent.EXERCISE_CHAT[-1]["content"] == live_agent.EXERCISE_QUESTION
+    cells = nbformat.read(NOTEBOOK, as_version=4).cells
+    (cell,) = [c for c in cells if c.cell_type == "code" and "my_query = ..." in c.source]
+    exec(cell.source, notebook)
+    assert notebook["chat"][-1] == ("user", live_agent.EXERCISE_QUESTION)
+    earlier = " ".join(text for _, text in notebook["chat"][:-1]).lower()
+    assert "transcripts" not in live_agent.EXERCISE_QUESTION.lower() and "transcripts" in earlier
 
 
 @pytest.mark.parametrize("tool_result", TOOL_RESULT_FORMATS)

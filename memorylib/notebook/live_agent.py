@@ -16,24 +16,15 @@ from memorylib.tool import RESTATE_RULE, run_recall_tool
 __all__ = [
     "ANSWER_PREFIX",
     "EXERCISE_ANSWER_TERMS",
-    "EXERCISE_CHAT",
     "EXERCISE_QUESTION",
     "EXERCISE_TARGET",
     "answer_forms",
     "check_restated_query",
 ]
 
-# The conversation so far: the last question points back at "those", which only the chat
-# explains. The search sees none of it.
-EXERCISE_CHAT = (
-    {"role": "user", "content": "I'm writing the recorder that saves each session's transcripts."},
-    {"role": "assistant", "content": "Good. Do you want the earlier decision about them?"},
-    {
-        "role": "user",
-        "content": "Yes: remind me which file format we settled on for those, and why?",
-    },
-)
-EXERCISE_QUESTION = EXERCISE_CHAT[-1]["content"]
+# The last message of the chat notebook 09 prints: it points back at "those", which only the
+# earlier turns explain. The search sees none of the chat.
+EXERCISE_QUESTION = "Yes: remind me which file format we settled on for those, and why?"
 EXERCISE_TARGET = "conversation-001"
 
 # The answer (the format conversation-001 chose, and why), which the model cannot know before

@@ -1,11 +1,6 @@
-"""Notebook 10's "Your turn" check: ``check_my_score(my_score)``, on the exercise engine.
-
-The student writes **idf-weighted coverage**: a scorer with ``score_recall_candidate``'s
-signature whose lexical part weighs each matched term by its idf. ``MY_SCORE`` compares it
-with a reference on worked examples from Mei's history, then on generated candidates (every
-course user, other clocks and policies), and names each typical mistake with its hint. It
-lives here so that no accepted answer is on screen before the attempt.
-"""
+"""Notebook 10's "Your turn" check, ``check_my_score``: the student's idf-weighted coverage
+against a reference, on worked examples from Mei's history and on generated candidates (every
+course user, other clocks and policies), each typical mistake named with its hint."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Notebook 11's "Your turn" checker: ``check_service_predictions`` runs the exercise's five
-calls for real, on fresh stores in a temporary folder (a checker on screen would show the
-answer). Everything else notebook 11 teaches is written in its cells; its PostgreSQL set-up
-is ``memorylib.backends.local_postgres.local_service``.
-"""
+"""Notebook 11's "Your turn" checker: it runs the exercise's five calls for real, on fresh
+stores in a temporary folder (a checker on screen would show the answer)."""
 
 from __future__ import annotations
 
@@ -20,6 +17,7 @@ from memorylib.notebook.exercises import (
     expect_labels,
     grade_labels,
     right,
+    same,
 )
 from memorylib.records import MemorySource
 from memorylib.seed import seed_teaching_store
@@ -85,12 +83,9 @@ _HINTS = {
 
 
 def _same(given: object, expected: object) -> bool:
-    if not isinstance(expected, tuple):
-        return error_name(given) == expected
-    # E: a pair of ints, as a tuple or a list (a bool is not a count)
-    pair = list(given) if isinstance(given, tuple | list) else []
-    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
-    return ints and tuple(pair) == expected
+    if isinstance(expected, tuple):  # E: a pair of counts, as a tuple or a list
+        return isinstance(given, tuple | list) and same(expected, tuple(given))
+    return error_name(given) == expected
 
 
 def _shown(given: object) -> str:
