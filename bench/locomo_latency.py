@@ -3,6 +3,9 @@
     .venv/bin/python bench/locomo_latency.py                 # LoCoMo + 100,000 synthetic
     .venv/bin/python bench/locomo_latency.py --skip-100k     # LoCoMo only (a minute)
 
+``bench/run_bench.py`` runs the LoCoMo part too (``conversation``), with SQLite FTS5 on the
+same store, and builds its ``locomo`` shape with ``locomo_copies`` below.
+
 * **LoCoMo**: the longest conversation of ``data/locomo-dev`` as one store (one record per
   turn, as ``memorylib.benchmarks`` builds it), every one of its questions asked with
   ``limit=10`` at the benchmark's clock, for every entry of ``evaluation.CONFIGURATIONS``:
@@ -23,11 +26,13 @@ and writes ``bench/results/locomo_latency.json``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +42,64 @@ from memorylib import RecallEngine, RemoteMemoryStore  # noqa: E402
 from memorylib.benchmarks import load_benchmark  # noqa: E402
 from memorylib.evaluation import CONFIGURATIONS  # noqa: E402
 from memorylib.synthetic import SYNTHETIC_END, synthetic_queries, write_synthetic_store  # noqa: E402
+from memorylib.timestamps import format_timestamp, parse_timestamp  # noqa: E402
+
+LOCOMO_DEV = ROOT / "data" / "locomo-dev"
+COPY_SHIFT = timedelta(days=3 * 366)  # the dev conversations span less than three years
+
+
+def locomo_copies(n: int) -> tuple[list[dict], str]:
+    """``n`` LoCoMo turns built from the dev conversations, deterministically: copy c of
+    every conversation (in the order of its folder) under new memory ids (``c012-26:D1:3``)
+    and source ids (``c012-26:session_1``), its dates shifted by ``c`` times three years,
+    so copies never interleave; the last copy is cut at ``n``. Also the clock to ask at:
+    one day after the newest turn, as the benchmark's own protocol asks."""
+    benchmark = load_benchmark("locomo", LOCOMO_DEV)
+    entries: list[dict] = []
+    copy = 0
+    while len(entries) < n:
+        shift = copy * COPY_SHIFT
+        for key, turns in benchmark.stores.items():
+            for turn in turns:
+                if len(entries) == n:
+                    break
+                moment = format_timestamp(
+                    parse_timestamp(turn["source"].captured_at, "captured_at") + shift
+                )
+                source = dataclasses.replace(
+                    turn["source"],
+                    source_id=f"c{copy:03d}-{turn['source'].source_id}",
+                    captured_at=moment,
+                )
+                entries.append(
+                    {
+                        **turn,
+                        "memory_id": f"c{copy:03d}-{key}:{turn['memory_id']}",
+                        "source": source,
+                        "stored_at": moment,
+                    }
+                )
+        copy += 1
+    newest = max(parse_timestamp(e["source"].captured_at, "captured_at") for e in entries)
+    return entries, format_timestamp(newest + timedelta(days=1))
+
+
+def locomo_questions(count: int) -> list[str]:
+    """``count`` questions of the dev set, spread evenly over it (every k-th), asked as
+    they are: over the copies a question matches each copy of its conversation."""
+    questions = [q.text for q in load_benchmark("locomo", LOCOMO_DEV).queries]
+    step = max(1, len(questions) // count)
+    return questions[::step][:count]
+
+
+def conversation_store(folder: Path) -> tuple[RemoteMemoryStore, str, list[tuple[str, str, str]]]:
+    """The longest dev conversation as one store, and its questions (text, as_of, id)."""
+    benchmark = load_benchmark("locomo", LOCOMO_DEV)
+    key, entries = max(benchmark.stores.items(), key=lambda item: len(item[1]))
+    store = RemoteMemoryStore(folder / "locomo.jsonl", user_id="locomo")
+    store.append_many(entries)
+    asks = [(q.text, q.as_of, q.query_id) for q in benchmark.queries if q.store == key]
+    return store, key, asks
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -87,13 +150,11 @@ def measure(
     return rows
 
 
-def locomo(folder: Path) -> dict:
-    benchmark = load_benchmark("locomo", ROOT / "data" / "locomo-dev")
-    key, entries = max(benchmark.stores.items(), key=lambda item: len(item[1]))
-    store = RemoteMemoryStore(folder / "locomo.jsonl", user_id="locomo")
-    store.append_many(entries)
-    asks = [(q.text, q.as_of, q.query_id) for q in benchmark.queries if q.store == key]
-    return {"store": key, "records": len(entries), "rows": measure(store, asks, asks)}
+def locomo(folder: Path, limit: int | None = None) -> dict:
+    """Every configuration on the longest conversation (``limit``: its first questions)."""
+    store, key, asks = conversation_store(folder)
+    asks = asks[:limit] if limit else asks
+    return {"store": key, "records": len(store.read_all()), "rows": measure(store, asks, asks)}
 
 
 def synthetic(folder: Path, n: int, taught: bool) -> dict:
