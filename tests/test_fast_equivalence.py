@@ -11,6 +11,7 @@ reference returns, or raises the same error with the same message:
 * ``codec.capture_micros``              ==  ``epoch_micros(parse_timestamp(...))``
 * ``bm25.length_norms`` / ``term_weights``  ==  ``scoring.bm25_term_weight``
 * ``bm25.recency``                      ==  ``recency_score(age_in_days(...))``
+* ``score.QueryScorer``                 ==  ``scoring.score_recall_candidate``
 
 The whole indexed ``RecallResult`` is compared with the taught one in ``test_index.py``.
 """
@@ -36,13 +37,30 @@ from memorylib import (
     RemoteMemoryStore,
     StoredMemory,
     extract_terms,
+    normalize_recall_query,
     normalize_text,
 )
+from memorylib.analysis import (
+    CHAPTER_ANALYZER,
+    CHINESE_ANALYZER,
+    DIALOGUE_TURNS,
+    ENGLISH_ANALYZER,
+    FULL_ANALYZER,
+)
+from memorylib.candidates import build_recall_candidates
 from memorylib.fast import bm25, codec, tokenizer
 from memorylib.fast.log import FileLog
+from memorylib.fast.score import QueryScorer
 from memorylib.fast.state import index_terms
+from memorylib.pipeline import prepare_query
 from memorylib.query import term_counts
-from memorylib.scoring import bm25_term_weight, recency_score
+from memorylib.scoring import (
+    SCORERS,
+    ScoringPolicy,
+    bm25_term_weight,
+    recency_score,
+    score_recall_candidate,
+)
 from memorylib.store import encode_line, parse_line
 from memorylib.timestamps import age_in_days, epoch_micros, parse_timestamp
 
@@ -327,3 +345,71 @@ def test_vectorized_recency_is_the_scalar_one(ages, window) -> None:
 def test_combining_marks_are_found_in_every_plane_that_has_them() -> None:
     every = {chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp))[0] == "M"}
     assert tokenizer._rules().marks == every
+
+
+# -- score.QueryScorer == scoring.score_recall_candidate ---------------------------------------
+
+_SCORE_WORDS = ["memory", "lock", "the", "design", "locks", "designed", "记忆", "分层", "上下"]
+_score_texts = st.lists(st.sampled_from(_SCORE_WORDS), min_size=1, max_size=6).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    contents=st.lists(_score_texts, min_size=1, max_size=8),
+    turns=st.lists(_score_texts, min_size=1, max_size=3),
+    policy=st.builds(
+        ScoringPolicy,
+        lexical_weight=st.sampled_from([0.1, 0.85, 1.0, 3.0]),
+        recency_weight=st.sampled_from([0.0, 0.15, 2.0]),
+        recency_window_days=st.sampled_from([0.5, 30.0]),
+        scorer=st.sampled_from(SCORERS),
+        bm25_k1=st.sampled_from([0.0, 1.2, 2.0]),
+        bm25_b=st.sampled_from([0.0, 0.75, 1.0]),
+        min_evidence=st.sampled_from([0.0, 0.4, 1.0]),
+        analyzer=st.sampled_from(
+            [CHAPTER_ANALYZER, ENGLISH_ANALYZER, CHINESE_ANALYZER, FULL_ANALYZER]
+        ),
+        query_weighting=st.sampled_from([None, DIALOGUE_TURNS]),
+        context=st.sampled_from([(), (0.4,), (0.4, 0.25)]),
+    ),
+    as_of=st.sampled_from(TIMES),
+    explain=st.booleans(),
+    best=st.sampled_from([None, 0.0, 1.5]),
+)
+def test_query_scorer_scores_as_the_reference(
+    contents, turns, policy, as_of, explain, best
+) -> None:
+    # candidates and corpus from the taught candidate stage; every candidate after the
+    # first is scored by QueryScorer's own arithmetic, the first by the reference
+    records = [
+        StoredMemory(
+            kind=MemoryKind.CONVERSATION,
+            memory_id=f"m-{n}",
+            user_scope="user:u",
+            content=text,
+            summary="s",
+            source=MemorySource("chat", "conversation_transcript", "t", TIMES[n % len(TIMES)]),
+            stored_at="2026-08-02T00:00:00Z",
+        )
+        for n, text in enumerate(contents)
+    ]
+    text = "\n".join(turns)
+    query = prepare_query(normalize_recall_query(text, user_scope="user:u", limit=10), policy, text)
+    found = build_recall_candidates(
+        query, records, analyzer=policy.analyzer, context=policy.context
+    )
+    corpus = found.corpus
+    if policy.scorer == "bm25+recency":
+        corpus = dataclasses.replace(corpus, best_bm25=best)
+    scorer = QueryScorer(query, policy, corpus)
+    for candidate in found.candidates:
+        kwargs = {"as_of": as_of, "policy": policy, "corpus": corpus, "explain": explain}
+        assert scorer(query, candidate, **kwargs) == score_recall_candidate(
+            query, candidate, **kwargs
+        )
+    other = ScoringPolicy.bm25()  # a call for another policy goes to the reference
+    for candidate in found.candidates[:1]:
+        kwargs = {"as_of": as_of, "policy": other, "corpus": found.corpus}
+        assert scorer(query, candidate, **kwargs) == score_recall_candidate(
+            query, candidate, **kwargs
+        )

@@ -17,6 +17,8 @@ the same questions quicker at 100,000 records:
 * ``shortlist``: the coverage scorer's shortlist, proven to hold the top ``limit``
   (the database backends use it too);
 * ``bm25``: the BM25 / bm25+recency / min_evidence shortlist with numpy (MaxScore);
+* ``score``: ``score_recall_candidate`` for the shortlisted candidates of one query, the
+  query's sums done once;
 * ``persist``: the index saved beside a large store, and loaded back;
 * ``index``: ``RecallIndex``, which keeps the state in step with the file and answers
   ``RecallEngine.recall``.

@@ -40,6 +40,7 @@ import os
 import threading
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 
@@ -59,6 +60,7 @@ from .bm25 import BM25Scorer
 from .codec import decode_line
 from .context import Neighbourhood
 from .log import FileLog
+from .score import QueryScorer
 from .shortlist import coverage_shortlist
 from .state import IndexState, Matches, Parts
 from .tokenizer import terms
@@ -66,19 +68,33 @@ from .tokenizer import terms
 __all__ = ["RecallIndex"]
 
 _SORT_FRACTION = 16  # postings below 1/16 of the records: sort them instead of bincount
+_KEPT_MAX = 4_096  # shortlisted records kept decoded between queries (then read again)
 
 
 class _Moved(Exception):
     """A record's line is not where the index last read it: the file changed under us."""
 
 
-def _frequency(parts: Parts, doc: int) -> int:
-    """How often a term occurs in ``doc``, from its postings (docs are sorted)."""
-    for docs, tfs in parts:
-        at = int(np.searchsorted(docs, doc))
-        if at < len(docs) and docs[at] == doc:
-            return int(tfs[at])
-    raise _Moved  # the record holds a term the index does not: the file changed
+def _frequencies(parts: Parts, docs: np.ndarray) -> list[int]:
+    """How often a term occurs in each of ``docs``, from its postings (docs are sorted);
+    0 where it does not."""
+    found = np.zeros(len(docs), dtype=np.int64)
+    for term_docs, tfs in parts:
+        at = np.searchsorted(term_docs, docs)
+        held = at < len(term_docs)
+        held[held] = term_docs[at[held]] == docs[held]
+        found[held] = tfs[at[held]]
+    return found.tolist()
+
+
+class _Kept(NamedTuple):
+    """A shortlisted record as candidates need it: decoded, its capture time parsed, its
+    searchable text, and the line it was decoded from."""
+
+    record: StoredMemory
+    captured_at: datetime
+    text: str
+    line: bytes  # the bytes it was decoded from
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +132,8 @@ class RecallIndex:
         self._state = state
         self._bm25 = BM25Scorer(state, self._candidates)
         self._made: dict[int, RecallCandidate] = {}  # one recall's candidates, by doc
+        self._kept: dict[int, _Kept] = {}  # records shortlisted before, while the state lasts
+        self._chapter_terms: dict[int, tuple[str, ...]] = {}  # their searchable_terms
         self._analyzed: dict[Analyzer, IndexState] = {}  # the same docs, another analyzer's
         self._views: dict[tuple[Analyzer, tuple[float, ...]], _View] = {}
 
@@ -193,29 +211,36 @@ class RecallIndex:
         for other in self._analyzed.values():  # the other analyzers' states keep in step
             other.add(records, offsets, lengths)
 
-    def _load(self, docs: list[int]) -> list[StoredMemory]:
-        """The records of ``docs``, read back from their lines in the file."""
-        if not docs:
-            return []
+    def _lines(self, docs: list[int]) -> list[bytes]:
+        """The lines of ``docs``, read from where the index found them in the file."""
         state = self._state
         offsets, lengths = state.offsets.view, state.lengths.view
-        records = []
         try:
             handle = open(self.store.path, "rb")  # noqa: SIM115 (closed by the with below)
         except FileNotFoundError:
             raise _Moved from None
+        lines = []
         with handle:
             for doc in docs:
                 handle.seek(int(offsets[doc]))
-                raw = handle.read(int(lengths[doc]))
-                try:
-                    record = decode_line(raw, 0)
-                except RemoteMemoryCorruptionError:
-                    raise _Moved from None
-                if record.memory_id != state.ids[doc]:
-                    raise _Moved
-                records.append(record)
-        return records
+                lines.append(handle.read(int(lengths[doc])))
+        return lines
+
+    def _decoded(self, doc: int, raw: bytes) -> StoredMemory:
+        """The record of ``doc`` from its line, which must still be that record's."""
+        try:
+            record = decode_line(raw, 0)
+        except RemoteMemoryCorruptionError:
+            raise _Moved from None
+        if record.memory_id != self._state.ids[doc]:
+            raise _Moved
+        return record
+
+    def _load(self, docs: list[int]) -> list[StoredMemory]:
+        """The records of ``docs``, read back from their lines in the file."""
+        if not docs:
+            return []
+        return [self._decoded(doc, raw) for doc, raw in zip(docs, self._lines(docs), strict=True)]
 
     # -- answering --------------------------------------------------------------------------
 
@@ -264,6 +289,7 @@ class RecallIndex:
             as_of=moment,
             policy=policy,
             corpus=corpus,
+            score=QueryScorer(query, policy, corpus),  # = score_recall_candidate
         )
         return RecallResult(
             query=query,
@@ -336,6 +362,35 @@ class RecallIndex:
             )
         return newer.tolist() + at_cut.tolist()
 
+    def _kept_of(self, docs: list[int]) -> list[_Kept]:
+        """The records of ``docs`` as candidates need them. Their lines are read again
+        every time (a file rewritten under the index is seen, ``_Moved``), and decoded
+        again only when the bytes differ from those decoded before."""
+        if not docs:
+            return []
+        kept = self._kept
+        if len(kept) + len(docs) > _KEPT_MAX:
+            kept.clear()
+            self._chapter_terms.clear()
+        found = []
+        for doc, raw in zip(docs, self._lines(docs), strict=True):
+            before = kept.get(doc)
+            if before is None or before.line != raw:
+                record = self._decoded(doc, raw)
+                captured = parse_timestamp(record.source.captured_at, "captured_at")
+                text = record.summary + " " + record.content
+                before = kept[doc] = _Kept(record, captured, text, raw)
+                self._chapter_terms.pop(doc, None)
+            found.append(before)
+        return found
+
+    def _searchable(self, doc: int, text: str) -> tuple[str, ...]:
+        """The chapter's ``searchable_terms`` of a kept doc (the tokenizer's third call)."""
+        found = self._chapter_terms.get(doc)
+        if found is None:
+            found = self._chapter_terms[doc] = terms(text)
+        return found
+
     def _candidates(self, found: Matches, docs: list[int]) -> list[RecallCandidate]:
         """RecallCandidates of ``docs``: records read back, terms as the taught stage finds
         them (the tokenizer's third call, see ``fast.state``; another analyzer's terms by
@@ -346,9 +401,15 @@ class RecallIndex:
         wanted = set(found.query.terms)
         ordered = sorted(wanted)
         made = self._made  # this recall's candidates so far (bm25+recency asks twice)
-        new = [doc for doc in docs if doc not in made]
-        for doc, record in zip(new, self._load(new), strict=True):
-            text = record.summary + " " + record.content
+        new = list(dict.fromkeys(doc for doc in docs if doc not in made))
+        kept = self._kept_of(new)
+        tf: dict[str, list[int]] = {}
+        if context is None and new:  # each wanted term's frequency in each new doc
+            at = np.asarray(new, dtype=np.int64)
+            tf = {t: _frequencies(found.postings[t], at) for t in ordered}
+        for position, (doc, (record, captured_at, text, _)) in enumerate(
+            zip(new, kept, strict=True)
+        ):
             sources: tuple = ()
             if context is not None:  # the record among its neighbours
                 own = text_terms(text, analyzer)
@@ -357,18 +418,20 @@ class RecallIndex:
                 frequencies, length, sources = in_context(record, own, around, matched)
             else:
                 if analyzer.is_chapter:
-                    searchable = terms(text)  # = searchable_terms
+                    searchable = self._searchable(doc, text)  # = searchable_terms
                 else:
                     searchable = text_terms(text, analyzer).terms
                 matched = tuple(t for t in searchable if t in wanted)
-                frequencies = tuple(_frequency(found.postings[t], doc) for t in matched)
+                frequencies = tuple(tf[t][position] for t in matched)
+                if 0 in frequencies:
+                    raise _Moved  # the record holds a term the index does not: the file changed
                 length = int(state.term_lengths.view[doc])
             made[doc] = RecallCandidate(
                 query_id=found.query.query_id,
                 record=record,
                 searchable_terms=searchable,
                 matched_terms=matched,
-                captured_at=parse_timestamp(record.source.captured_at, "captured_at"),
+                captured_at=captured_at,
                 term_frequencies=frequencies,
                 length=length,
                 term_sources=sources,

@@ -128,6 +128,8 @@ class IndexState:
     # the runs' postings, for queries until merged: term id -> ([doc], [tf])
     delta: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
     runs_in_delta: int = 0
+    # a delta posting as arrays, made by a query and kept while the posting does not grow
+    delta_arrays: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @property
     def searched(self) -> int:
@@ -274,6 +276,7 @@ class IndexState:
             docs[where], tf[where] = run_docs, run_tf
             filled[:terms] += counts
         self.runs, self.run_pairs, self.delta, self.runs_in_delta = [], 0, {}, 0
+        self.delta_arrays = {}
         self.csr_offsets, self.csr_docs, self.csr_tf = offsets, docs, tf
 
     # -- queries read -------------------------------------------------------------------
@@ -290,7 +293,11 @@ class IndexState:
                 parts.append((self.csr_docs[start:stop], self.csr_tf[start:stop]))
         extra = self.delta.get(term_id)
         if extra:
-            parts.append((np.asarray(extra[0], dtype=np.int32), np.asarray(extra[1], np.uint16)))
+            arrays = self.delta_arrays.get(term_id)
+            if arrays is None or len(arrays[0]) != len(extra[0]):  # new, or grown since
+                arrays = (np.asarray(extra[0], dtype=np.int32), np.asarray(extra[1], np.uint16))
+                self.delta_arrays[term_id] = arrays
+            parts.append(arrays)
         return parts
 
 
