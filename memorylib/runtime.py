@@ -9,10 +9,14 @@ about to call the model. Environment, read at first use:
   ``remote-memory/``;
 * ``WORKBUDDY_USER_ID``: the user (default ``local-user``); only its hash reaches disk;
 * ``MODEL_ID`` and ``ANTHROPIC_API_KEY``: the live agent only.
+
+When a live call fails, ``live_error(exc, model)`` says why in one line, and ``redact``
+replaces any copy of the key in a text by ``[redacted]``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -26,9 +30,12 @@ from .seed import seed_teaching_store
 from .store import RemoteMemoryStore
 
 __all__ = [
+    "NOT_THE_API",
     "ConfigurationError",
     "Runtime",
     "default_runtime",
+    "live_error",
+    "redact",
     "reset_runtime",
     "runtime_client",
     "runtime_home",
@@ -100,3 +107,52 @@ def runtime_client() -> tuple[Any, str]:
             "the anthropic package is not installed: pip install 'memorylib[agent]'"
         ) from None
     return anthropic.Anthropic(), model_id
+
+
+_SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+NOT_THE_API = (
+    "the server did not answer like the Messages API: if you set ANTHROPIC_BASE_URL, "
+    "check that it points at the API"
+)
+
+
+def redact(text: str) -> str:
+    """``text`` with the value of any API key variable replaced by ``[redacted]``."""
+    for name in _SECRET_VARIABLES:
+        secret = os.environ.get(name) or ""
+        if len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+def live_error(exc: Exception, model: str) -> str | None:
+    """Why a live call failed, in one line (not yet redacted), or None when ``exc`` is not
+    an error of the API call (a fault of the harness, to be raised)."""
+    if isinstance(exc, json.JSONDecodeError):  # the SDK passes a non-JSON body through
+        return NOT_THE_API
+    try:
+        import anthropic
+    except ImportError:  # pragma: no cover - runtime_client already needed it
+        return None
+    if isinstance(exc, anthropic.APIConnectionError):
+        return (
+            "could not reach the Messages API (connection failed or timed out): check the "
+            "network, or ANTHROPIC_BASE_URL if you set one"
+        )
+    if not isinstance(exc, anthropic.APIStatusError):
+        if isinstance(exc, anthropic.APIError):  # e.g. a response that does not validate
+            return f"the API call failed ({type(exc).__name__})"
+        return None
+    if isinstance(exc, anthropic.AuthenticationError):
+        hint = "the API rejected the key: check ANTHROPIC_API_KEY"
+    elif isinstance(exc, anthropic.PermissionDeniedError):
+        hint = "the key is not allowed to do this: check the key's workspace and permissions"
+    elif isinstance(exc, anthropic.NotFoundError):
+        hint = f"not found: is MODEL_ID ({model!r}) a model id your account can use?"
+    elif isinstance(exc, anthropic.RateLimitError):
+        hint = "rate limited: wait a minute and run the cell again"
+    else:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        detail = (body.get("error") or {}).get("message") if body else None
+        hint = f"the API rejected the request: {detail or type(exc).__name__}"
+    return f"{hint} (HTTP {exc.status_code})"

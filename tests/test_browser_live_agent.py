@@ -2,8 +2,8 @@
 
 The test serves a CLEARED copy of notebook 09, runs all cells, checks that no cell raised,
 then asks the stand-in model a question the notebook never asks, on both tool-result paths,
-and checks that the transcript shows the query and the hits that ``run_agent`` gives for the
-same question in this process.
+and checks that the transcript shows the query and the hits that ``agent_loop`` with a
+``StandInModel`` gives for the same question in this process.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memorylib import RecallEngine, build_system_prompt
+from memorylib import TEACHING_AS_OF, RecallEngine, build_system_prompt
+from memorylib.agent import agent_loop
 from memorylib.datasets import build_chapter_store
-from memorylib.notebook.live_agent import run_agent
-from memorylib.replay import derive_query
+from memorylib.replay import StandInModel, derive_query
 
 from .browser_support import BROWSER_MARKS, ROOT, SCREENSHOTS, cleared_copy, jupyter_lab
 from .browser_support import launched_chromium as chromium
@@ -36,17 +36,21 @@ def browser() -> Iterator[object]:
 
 def expected_hits(tmp_path: Path, tool_result: str) -> list[str]:
     store = build_chapter_store(tmp_path / tool_result)
-    run = run_agent(
-        "stand-in",
+    events = []
+    messages = agent_loop(
+        [{"role": "user", "content": QUESTION}],
+        client=StandInModel(),
+        model=StandInModel.model,
         engine=RecallEngine(store),
         system=build_system_prompt(store, tool_result=tool_result),
-        question=QUESTION,
         tool_result=tool_result,
+        as_of=TEACHING_AS_OF,
+        on_event=events.append,
     )
-    assert run.ok, run.error
-    hits = [e.payload["content"] for e in run.events if e.kind == "tool_result"]
+    hits = [e.payload["content"] for e in events if e.kind == "tool_result"]
     assert hits, "the test needs a tool call"
-    return [line for line in run.final_text.splitlines() if "memory_id" in line]
+    (answer,) = [b["text"] for b in messages[-1]["content"] if b["type"] == "text"]
+    return [line for line in answer.splitlines() if "memory_id" in line]
 
 
 def test_live_agent_runs_in_jupyterlab_and_the_stand_in_answers(browser, tmp_path) -> None:

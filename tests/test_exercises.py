@@ -4,7 +4,6 @@ tolerance), quiz questions, and one catalogue of the engine's own messages."""
 
 from __future__ import annotations
 
-import doctest
 import importlib
 import os
 import re
@@ -33,7 +32,6 @@ from memorylib.notebook.exercises import (
     check_function,
     check_value,
     expect_labels,
-    expect_number,
     expect_sequence,
     grade_labels,
     not_answered,
@@ -75,8 +73,20 @@ def test_a_counterexample_is_part_of_both_renderings() -> None:
     assert cells == ["normalize('Ａ  b')", "('a', 'b')", "('Ａ', 'b')"]
 
 
-def test_the_module_example_runs_as_documented() -> None:
-    assert doctest.testmod(exercises).failed == 0
+def test_a_mistake_caught_on_a_worked_example_prints_its_hint_and_the_call() -> None:
+    double = FunctionExercise(
+        "double",
+        lambda n: 2 * n,
+        examples=(Named("two doubled", Call(2)),),
+        cases=st.integers(-5, 5).map(Call),
+        mistakes=(Mistake("adds one", "Multiply by 2.", lambda n: n + 1),),
+    )
+    assert str(check_function(double, lambda n: n + 1, name="mine")).splitlines() == [
+        "❌ Not yet — adds one. Multiply by 2.",
+        "  counterexample (named): two doubled: mine(2)",
+        "  expected: 4",
+        "  got:      3",
+    ]
 
 
 # -- value exercises ----------------------------------------------------------------------------
@@ -85,17 +95,18 @@ def test_the_module_example_runs_as_documented() -> None:
 def _double(answer: object, of: int = 3) -> CheckResult:
     return check_value(
         answer,
-        lambda a: right("Right.") if expect_number(a) == 2 * of else wrong("Not yet: double it."),
+        lambda a: right("Right.") if a == 2 * of else wrong("Not yet: double it."),
         placeholder="a number",
+        kind=int,
+        described="an int",
     )
 
 
-def test_a_value_check_answers_the_placeholder_and_stops_on_a_parse_error() -> None:
+def test_a_value_check_answers_the_placeholder_and_checks_the_type() -> None:
     assert str(_double(...)) == "⏳ Not answered yet: replace ... with a number."
     assert _double(None).verdict is Verdict.NOT_ANSWERED
-    assert str(_double("6")) == "❌ The answer must be a number, not str."
-    assert str(_double(True)) == "❌ The answer must be a number, not bool."
-    assert str(_double(float("nan"))) == "❌ The answer must be a finite number."
+    assert str(_double("6")) == "❌ The answer must be an int, not str."
+    assert str(_double(True)) == "❌ The answer must be an int, not bool."  # a bool is no int
     assert _double(6).is_right and not _double(5).is_right
 
 
@@ -382,8 +393,8 @@ def test_every_message_the_engine_writes_comes_from_the_catalogue() -> None:
     source = Path(exercises.__file__).read_text(encoding="utf-8")
     used = set(re.findall(r'say\(\s*f?"([a-z_.]+)', source))
     used |= {f"stage.{stage}" for stage in ("named", "generated")}  # say(f"stage.{...}")
-    assert used - {"stage."} <= set(MESSAGES["en"]), used - set(MESSAGES["en"])
-    assert set(MESSAGES["en"]) <= used | {"stage."}, set(MESSAGES["en"]) - used
+    assert used - {"stage."} <= set(MESSAGES), used - set(MESSAGES)
+    assert set(MESSAGES) <= used | {"stage."}, set(MESSAGES) - used
 
 
 # -- every checker of the course is on the engine -------------------------------------------------

@@ -15,11 +15,21 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from memorylib import MemoryKind, RemoteMemoryStore, seed_teaching_store
+from memorylib import (
+    TEACHING_AS_OF,
+    MemoryKind,
+    RecallEngine,
+    RecallResult,
+    RemoteMemoryError,
+    RemoteMemoryStore,
+    build_system_prompt,
+    recall_history,
+    render_recall_context,
+    seed_teaching_store,
+)
 from memorylib.notebook.buildit.profile import (
     PROFILE_SCENARIOS,
     check_profile_predictions,
-    profile_exercise_frame,
     profile_exercise_truth,
 )
 from memorylib.notebook.buildit.render import (
@@ -29,6 +39,7 @@ from memorylib.notebook.buildit.render import (
     render_exercise_truth,
 )
 from memorylib.query import extract_terms, normalize_text
+from memorylib.seed import TEACHING_RECORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "notebooks" / "solutions"
@@ -79,6 +90,30 @@ def _matching(tmp_path: Path, query: str, *, titles: bool) -> set[str]:
         ):
             found.add(record.memory_id)
     return found
+
+
+def test_the_render_truth_is_what_recall_history_sends_from_a_real_store(tmp_path: Path) -> None:
+    # the checker runs the pipeline on records in memory; the notebook's run_call goes
+    # through a store on disk, recall_history and the block rendered from its JSON
+    store = RemoteMemoryStore(tmp_path / "chapter.jsonl")
+    seed_teaching_store(store)
+    store.append(**RENDER_RECORD)
+    engine, seen = RecallEngine(store), {}
+    for label, (_, text, limit) in RENDER_CALLS.items():
+        try:
+            tool = recall_history(text, limit, engine=engine, as_of=TEACHING_AS_OF)
+        except RemoteMemoryError:
+            seen[label] = "rejected"
+            continue
+        block = render_recall_context(RecallResult.from_dict(json.loads(tool)))
+        seen[label] = len(ET.fromstring(block).findall("hit")) if block else 0
+        if label == "A":
+            seen[label] = re.search(r"<snippet>(.*?)</snippet>", block)[1]
+        if label == "B":
+            hit = json.loads(tool)["hits"][0]
+            seen[label] = json.dumps(hit["snippet"], ensure_ascii=False)[1:-1]
+            assert f'"snippet": "{seen[label]}"' in tool
+    assert seen == render_exercise_truth()
 
 
 def test_the_hit_counts_teach_what_the_notebook_says(tmp_path: Path) -> None:
@@ -208,13 +243,32 @@ def test_each_profile_scenario_teaches_its_rule() -> None:
     assert truth["E"] is None and truth["F"] == snapshot["memory_id"]
 
 
+def test_the_profile_truth_is_the_block_build_system_prompt_injects(tmp_path: Path) -> None:
+    for label, (holds, _, appended) in PROFILE_SCENARIOS.items():
+        store = RemoteMemoryStore(tmp_path / f"{label}.jsonl")
+        if holds.startswith("profile-001"):
+            seed_teaching_store(store)
+        else:
+            store.append_many(r for r in TEACHING_RECORDS if r["kind"] is MemoryKind.CONVERSATION)
+        store.append_many(appended)
+        prompt = build_system_prompt(store)
+        block = re.match(r'<remote_profile memory_id="([^"]+)"', prompt)
+        assert (block and block[1]) == profile_exercise_truth()[label], label
+
+
 def test_the_profile_table_shows_the_records_as_given_and_no_answer() -> None:
-    frame = profile_exercise_frame()
-    assert list(frame["call"]) == ["A", "B", "B", "C", "D", "E", "F", "F"]
-    assert frame.groupby("call")["store holds"].nunique().eq(1).all()  # one store per call
-    assert frame["store holds"].nunique() == 2  # every call's store is named the same way
-    assert "injected" not in frame.columns
-    assert "2026-07-30T16:00:00+08:00" in set(frame["captured_at"])  # not converted
+    # the table is built in 06b's cell from PROFILE_SCENARIOS: one store per call, each
+    # call's store named the same way, captured_at as given to append, no "injected" column
+    assert [label for label, (_, _, records) in PROFILE_SCENARIOS.items() for _ in records] == [
+        *"ABBCDEFF"
+    ]
+    assert len({holds for holds, _, _ in PROFILE_SCENARIOS.values()}) == 2
+    nb = nbformat.read(ROOT / "notebooks" / "06b_profile.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.get("id") == "nb06b-your-turn-calls"]
+    assert "PROFILE_SCENARIOS.items()" in cell.source
+    (output,) = cell.outputs
+    table = output["data"]["text/plain"]
+    assert "injected" not in table and "2026-07-30T16:00:00+08:00" in table  # not converted
 
 
 def test_the_profile_checker_accepts_the_solution_in_any_accepted_spelling() -> None:

@@ -23,15 +23,20 @@ from memorylib import (
     RemoteMemoryValidationError,
     RemoteMemoryWriteError,
 )
-from memorylib.notebook.failure_views import (
-    EXERCISE_CALLS,
-    check_error_predictions,
-    exercise_truth,
-)
+from memorylib.notebook.failure_views import check_error_predictions, exercise_truth
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "07_failures_and_recovery.ipynb"
 SOLUTION = ROOT / "notebooks" / "solutions" / "07_failures_and_recovery.py"
+# label -> the call as the notebook's table shows it; the checker runs these (exercise_truth)
+EXERCISE_CALLS: dict[str, str] = {
+    "A": 'engine.recall("layered memory", limit="5")',
+    "B": 'engine.recall("?! layered !?")',
+    "C": 'RemoteMemoryStore(store.path, user_id="  Local-User ").read_all()',
+    "D": 'store.append(memory_id="conversation-006", ...)',
+    "E": "store.read_all()",
+    "F": 'RemoteMemoryStore(new_path).append(memory_id="c-1", ...)',
+}
 TRUTH = {
     "A": "RemoteMemoryValidationError",  # "5" is a str: the type is checked before the range
     "B": None,  # punctuation around a word: "layered" is a searchable term
@@ -171,8 +176,53 @@ def test_no_call_of_the_exercise_is_run_or_shown_before_it() -> None:
     before, your_turn = _cells_before_the_exercise()
     shown = "\n".join(_shown(cell) for cell in before)
     for label, call in EXERCISE_CALLS.items():
-        code = call.split("#")[0].strip()
-        assert f"`{code}`" in your_turn.source, f"{label}: the notebook shows another call"
+        assert f"`{call}`" in your_turn.source, f"{label}: the notebook shows another call"
         for fragment in NEW.get(label, []):
             assert fragment in call, (label, fragment)
             assert fragment not in shown, f"{label}: {fragment!r} is on screen before the exercise"
+
+
+def test_the_critical_section_sketch_writes_what_store_append_writes(tmp_path: Path) -> None:
+    """Section 4's `append_critical_section`, run from the notebook's own cell: the same bytes
+    as `store.append`, a duplicate refused, and a failed write cut back, as the real store."""
+    import ast
+    import dataclasses
+    import errno
+    import os
+    from unittest import mock
+
+    from memorylib import MemoryKind, MemorySource, RemoteMemoryStore, files, seed_teaching_store
+    from memorylib.store import encode_line
+
+    (cell,) = [c for c in nbformat.read(NOTEBOOK, as_version=4).cells if c.id == "e8c13ca2"]
+    body = ast.parse(cell.source).body
+    (sketch,) = [n for n in body if getattr(n, "name", "") == "append_critical_section"]
+    namespace = {"errno": errno, "os": os, "files": files, "encode_line": encode_line}
+    namespace["RemoteMemoryDuplicateError"] = RemoteMemoryDuplicateError
+    namespace["RemoteMemoryWriteError"] = RemoteMemoryWriteError
+    exec(compile(ast.Module([sketch], []), str(NOTEBOOK), "exec"), namespace)
+    append_critical_section = namespace["append_critical_section"]
+
+    real, hand = (RemoteMemoryStore(tmp_path / f"{name}.jsonl") for name in ("real", "hand"))
+    for store in (real, hand):
+        seed_teaching_store(store)
+    source = MemorySource("t-7", "conversation_transcript", "note", "2026-08-02T10:00:00+02:00")
+    for memory_id in ("conversation-007", "笔记-8"):
+        record = real.append(
+            kind=MemoryKind.CONVERSATION,
+            memory_id=memory_id,
+            content="Sharded   the store.",
+            summary="Sharded.",
+            source=source,
+            stored_at="2026-08-02T10:00:00Z",
+        )
+        append_critical_section(hand, record)
+        assert hand.path.read_bytes() == real.path.read_bytes()
+    before = hand.path.read_bytes()
+    with pytest.raises(RemoteMemoryDuplicateError):
+        append_critical_section(hand, record)
+    other = dataclasses.replace(record, memory_id="conversation-009")
+    full = OSError(errno.ENOSPC, "No space left on device")
+    with mock.patch.object(os, "write", side_effect=full), pytest.raises(RemoteMemoryWriteError):
+        append_critical_section(hand, other)
+    assert hand.path.read_bytes() == before  # cut back: nothing stored

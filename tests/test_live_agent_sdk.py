@@ -3,8 +3,9 @@
 The server (stdlib ``http.server`` on 127.0.0.1, in a thread) answers ``tool_use`` then
 ``end_turn`` and records every request, so the SDK's own request building, headers and
 response parsing run offline, on both tool-result paths (the JSON, and the rendered
-``<recalled_context>``). Also: notebook 09's helpers (``run_agent`` in its three modes,
-configuration errors, redaction, the exercise checker).
+``<recalled_context>``). Also: notebook 09's harness cells as saved (``run_agent`` in its
+three modes, with ``memorylib.runtime``'s readable errors and redaction) and the exercise
+checker (``memorylib.notebook.live_agent``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import nbformat
 import pytest
 
 from memorylib import (
@@ -32,6 +35,7 @@ from memorylib import (
 from memorylib.agent import agent_loop
 from memorylib.notebook import live_agent
 from memorylib.replay import STAND_IN_LABEL, derive_query, load_script, read_tool_hits
+from memorylib.runtime import live_error, redact
 from memorylib.tool import TOOL_RESULT_FORMATS, memory_rules
 
 anthropic = pytest.importorskip("anthropic")
@@ -209,37 +213,49 @@ def test_sdk_round_trip_can_deliver_the_rendered_context(api: FakeMessagesAPI, e
     assert result["is_error"] is False
 
 
-def test_run_agent_live_uses_the_configuration_and_never_shows_the_key(
-    api: FakeMessagesAPI, engine, clean_env, capsys
-) -> None:
+# -- notebook 09's harness: its run_agent and print_transcript, run as saved ------------------
+
+NOTEBOOK = SOLUTION.parents[1] / "09_live_agent.ipynb"
+HARNESS_CELLS = ("cd8822e2", "nb09-run-agent", "nb09-transcript")  # set-up, then the harness
+
+
+@pytest.fixture
+def notebook(capsys) -> dict[str, Any]:
+    """The namespace of notebook 09 after its set-up cell and its two harness cells."""
+    cells = {c.get("id"): c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells}
+    namespace: dict[str, Any] = {}
+    for cell_id in HARNESS_CELLS:
+        exec(compile(cells[cell_id], cell_id, "exec"), namespace)
+    capsys.readouterr()  # the set-up cell's own output
+    return namespace
+
+
+def final_text(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(b["text"] for b in messages[-1]["content"] if b["type"] == "text")
+
+
+def live(clean_env: pytest.MonkeyPatch, url: str) -> None:
     clean_env.setenv("MODEL_ID", "model-from-config")
     clean_env.setenv("ANTHROPIC_API_KEY", SECRET)
-    clean_env.setenv("ANTHROPIC_BASE_URL", api.url)
-    run = live_agent.run_agent(
-        "live",
-        engine=engine,
-        system=build_system_prompt(engine.store),
-        question="How did we layer memory?",
-        on_event=lambda event: print(live_agent.format_event(event)),
-    )
-    assert run.ok, run.error
-    assert run.final_text == "Layered memory: see conversation-003."
+    clean_env.setenv("ANTHROPIC_BASE_URL", url)
+
+
+def test_run_agent_live_uses_the_configuration_and_never_shows_the_key(
+    api: FakeMessagesAPI, notebook, clean_env, capsys
+) -> None:
+    live(clean_env, api.url)
+    messages, events, error = notebook["run_agent"]("live", "How did we layer memory?")
+    assert error is None
+    assert final_text(messages) == "Layered memory: see conversation-003."
     assert [r["body"]["model"] for r in api.requests] == ["model-from-config"] * 2
     assert credential(api.requests[0]) == SECRET
-    assert api.requests[1]["body"]["messages"][2]["content"][0]["content"] == expected_tool_json(
-        engine
-    )
+    sent = api.requests[1]["body"]["messages"][2]["content"][0]["content"]
+    assert sent == expected_tool_json(notebook["engine"])
+    notebook["print_transcript"]("live", "How did we layer memory?", events, error)
     printed = capsys.readouterr()
-    everything = (
-        printed.out
-        + printed.err
-        + live_agent.format_transcript(run)
-        + json.dumps(run.messages)
-        + json.dumps([e.payload for e in run.events])
-        + repr(run)
-    )
-    assert SECRET not in everything
-    assert "tool_use    recall_history" in printed.out
+    everything = printed.out + printed.err + json.dumps(messages)
+    assert SECRET not in everything + json.dumps([e.payload for e in events])
+    assert "tool_use    recall_history" in printed.out and "\nmodel: Layered" in printed.out
 
 
 @pytest.mark.parametrize(
@@ -251,41 +267,43 @@ def test_run_agent_live_uses_the_configuration_and_never_shows_the_key(
     ],
 )
 def test_a_rejected_configuration_is_a_message_not_a_traceback(
-    engine, clean_env, status, error_type, expected
+    notebook, clean_env, status, error_type, expected
 ) -> None:
     reply = {"type": "error", "error": {"type": error_type, "message": f"bad thing {SECRET}"}}
     with FakeMessagesAPI([(status, reply)]) as server:
-        clean_env.setenv("MODEL_ID", "model-from-config")
-        clean_env.setenv("ANTHROPIC_API_KEY", SECRET)
-        clean_env.setenv("ANTHROPIC_BASE_URL", server.url)
-        run = live_agent.run_agent(
-            "live", engine=engine, system=build_system_prompt(engine.store), question="hi"
-        )
-    assert not run.ok
-    assert run.error.startswith("live mode failed: ")
-    assert expected in run.error
-    assert SECRET not in run.error and "Traceback" not in run.error
+        live(clean_env, server.url)
+        _, _, error = notebook["run_agent"]("live", "hi")
+    assert error.startswith("live mode failed: ")
+    assert expected in error
+    assert SECRET not in error and "Traceback" not in error
 
 
 @pytest.mark.parametrize("body", [b"<html>a login page</html>", b'"a JSON string"'])
-def test_a_server_that_is_not_the_api_is_a_message(engine, clean_env, body) -> None:
+def test_a_server_that_is_not_the_api_is_a_message(notebook, clean_env, body) -> None:
     with FakeMessagesAPI([(200, body)]) as server:
-        clean_env.setenv("MODEL_ID", "model-from-config")
-        clean_env.setenv("ANTHROPIC_API_KEY", SECRET)
-        clean_env.setenv("ANTHROPIC_BASE_URL", server.url)
-        run = live_agent.run_agent("live", engine=engine, system="s", question="hi")
-    assert run.error is not None and run.error.startswith("live mode failed: ")
-    assert "ANTHROPIC_BASE_URL" in run.error and SECRET not in run.error
+        live(clean_env, server.url)
+        _, _, error = notebook["run_agent"]("live", "hi")
+    assert error is not None and error.startswith("live mode failed: ")
+    assert "ANTHROPIC_BASE_URL" in error and SECRET not in error
 
 
-def test_an_unreachable_api_is_a_message(engine, clean_env) -> None:
+def test_an_unreachable_api_is_a_message(notebook, clean_env) -> None:
     with FakeMessagesAPI([]) as server:
         url = server.url  # closed when the block ends: nothing listens there any more
-    clean_env.setenv("MODEL_ID", "model-from-config")
-    clean_env.setenv("ANTHROPIC_API_KEY", SECRET)
-    clean_env.setenv("ANTHROPIC_BASE_URL", url)
-    run = live_agent.run_agent("live", engine=engine, system="s", question="hi")
-    assert run.error is not None and "could not reach the Messages API" in run.error
+    live(clean_env, url)
+    _, _, error = notebook["run_agent"]("live", "hi")
+    assert error is not None and "could not reach the Messages API" in error
+
+
+def test_a_harness_fault_is_raised_not_hidden(notebook) -> None:
+    def create(**request: Any) -> Any:
+        raise ZeroDivisionError("a bug of the harness, not of the API call")
+
+    client = SimpleNamespace(messages=SimpleNamespace(create=create))
+    notebook["runtime_client"] = lambda: (client, "model-from-config")
+    assert live_error(ZeroDivisionError(), "model-from-config") is None
+    with pytest.raises(ZeroDivisionError):
+        notebook["run_agent"]("live", "hi")
 
 
 @pytest.mark.parametrize(
@@ -296,34 +314,31 @@ def test_an_unreachable_api_is_a_message(engine, clean_env) -> None:
     ],
 )
 def test_missing_configuration_gives_the_configuration_error_text(
-    engine, clean_env, variables, expected
+    notebook, clean_env, variables, expected
 ) -> None:
     for name, value in variables.items():
         clean_env.setenv(name, value)
     with pytest.raises(ConfigurationError) as raised:
         runtime_client()
-    run = live_agent.run_agent("live", engine=engine, system="s", question="hi")
-    assert run.error == str(raised.value)
-    assert expected in run.error
-    assert run.events == ()
+    _, events, error = notebook["run_agent"]("live", "hi")
+    assert error == str(raised.value)
+    assert expected in error
+    assert events == []
 
 
 def test_redact_hides_the_key(clean_env) -> None:
     clean_env.setenv("ANTHROPIC_API_KEY", SECRET)
-    assert live_agent.redact(f"key={SECRET}!") == "key=[redacted]!"
+    assert redact(f"key={SECRET}!") == "key=[redacted]!"
 
 
-# -- the offline modes through the notebook helper ------------------------------------------
-
-
-def test_run_agent_script_is_offline_and_complete(engine, clean_env) -> None:
-    run = live_agent.run_agent("script", engine=engine, system=build_system_prompt(engine.store))
-    assert run.ok, run.error
-    assert run.question == load_script().question
-    assert "conversation-003" in run.final_text
-    assert len(run.requests) == 2
-    assert [m["role"] for m in run.requests[1]["messages"]] == ["user", "assistant", "user"]
-    transcript = live_agent.format_transcript(run)
+def test_run_agent_script_is_offline_and_complete(notebook, clean_env, capsys) -> None:
+    question = load_script().question
+    messages, events, error = notebook["run_agent"]("script", question)
+    assert error is None
+    assert "conversation-003" in final_text(messages)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    notebook["print_transcript"]("script", question, events, error)
+    transcript = capsys.readouterr().out
     assert transcript.startswith("[script] user: ")
     assert "\nscript: " in transcript and "\nmodel: " not in transcript  # says who wrote it
     assert "tool_use    recall_history" in transcript and "stop: end_turn" in transcript
@@ -331,52 +346,40 @@ def test_run_agent_script_is_offline_and_complete(engine, clean_env) -> None:
 
 
 @pytest.mark.parametrize("tool_result", ["json", "recalled_context"])
-def test_run_agent_stand_in_answers_any_question_offline(engine, clean_env, tool_result) -> None:
+def test_run_agent_stand_in_answers_any_question_offline(notebook, clean_env, tool_result) -> None:
     question = "What is our policy on shell commands that delete files?"
-    run = live_agent.run_agent(
-        "stand-in",
-        engine=engine,
-        system=build_system_prompt(engine.store, tool_result=tool_result),
-        question=question,
-        tool_result=tool_result,
-    )
-    assert run.ok, run.error
-    assert [e.kind for e in run.events] == ["text", "tool_use", "tool_result", "text", "stop"]
-    assert run.events[1].payload["input"]["query"] == derive_query(question)
-    assert run.events[2].payload["content"].startswith("{" if tool_result == "json" else "<")
-    assert "conversation-002, captured_at 2026-07-15T14:00:00Z" in run.final_text
-    texts = [e.payload["text"] for e in run.events if e.kind == "text"]
+    messages, events, error = notebook["run_agent"]("stand-in", question, tool_result)
+    assert error is None
+    assert [e.kind for e in events] == ["text", "tool_use", "tool_result", "text", "stop"]
+    assert events[1].payload["input"]["query"] == derive_query(question)
+    assert events[2].payload["content"].startswith("{" if tool_result == "json" else "<")
+    assert "conversation-002, captured_at 2026-07-15T14:00:00Z" in final_text(messages)
+    texts = [e.payload["text"] for e in events if e.kind == "text"]
     assert all(text.startswith(STAND_IN_LABEL) for text in texts)
-    assert [r["model"] for r in run.requests] == ["stand-in-model"] * 2
 
 
-def test_run_agent_script_reports_a_mismatch_as_a_message(tmp_path: Path) -> None:
-    store = RemoteMemoryStore(tmp_path / "empty.jsonl")
-    run = live_agent.run_agent("script", engine=RecallEngine(store), system="no profile")
-    assert not run.ok and run.error.startswith("script mismatch: request 1, system")
+def test_run_agent_script_reports_a_mismatch_as_a_message(notebook, tmp_path: Path) -> None:
+    notebook["store"] = RemoteMemoryStore(tmp_path / "empty.jsonl")  # no profile to inject
+    notebook["engine"] = RecallEngine(notebook["store"])
+    _, _, error = notebook["run_agent"]("script", load_script().question)
+    assert error.startswith("script mismatch: request 1, system")
 
 
 @pytest.mark.parametrize(
-    ("mode", "question", "expected"),
+    ("mode", "question", "tool_result", "expected"),
     [
-        ("replay", None, "MODE must be one of ('stand-in', 'script', 'live')"),
-        ("script", "Another question?", "the script can only play its own question"),
+        ("replay", "hi", "json", "MODE must be 'stand-in', 'script' or 'live'"),
+        ("script", "Another question?", "json", "the script plays only its own question"),
+        # the replay checks the hit ids of a JSON tool result: it says so before request 1
+        ("script", None, "recalled_context", "on the JSON path"),
     ],
 )
-def test_run_agent_rejects_a_bad_mode_or_question(engine, mode, question, expected) -> None:
-    run = live_agent.run_agent(mode, engine=engine, system="s", question=question)
-    assert not run.ok and expected in run.error
-
-
-def test_run_agent_says_the_script_plays_only_the_json_path(engine) -> None:
-    # the replay checks the hit ids of a JSON tool result: on the rendered path it would
-    # fail on request 2 with a mismatch a student cannot read; it says why before request 1
-    system = build_system_prompt(engine.store, tool_result="recalled_context")
-    run = live_agent.run_agent(
-        "script", engine=engine, system=system, tool_result="recalled_context"
-    )
-    assert not run.ok and "written for the JSON path" in run.error
-    assert run.events == () and run.requests == ()
+def test_run_agent_rejects_a_bad_mode_question_or_path(
+    notebook, mode, question, tool_result, expected
+) -> None:
+    question = question or load_script().question
+    _, events, error = notebook["run_agent"](mode, question, tool_result)
+    assert expected in error and events == []
 
 
 # -- your turn ----------------------------------------------------------------------------------
@@ -450,35 +453,31 @@ def test_answer_forms_refuses_every_form_of_an_answer_word(terms, refused) -> No
     assert live_agent.answer_forms(terms) == refused
 
 
-def test_the_exercise_needs_the_chat_the_stand_in_never_reads() -> None:
+def test_the_exercise_needs_the_chat_the_stand_in_never_reads(notebook) -> None:
     # the question alone does not say what 'those' are; the earlier turn of the chat does
-    chat = " ".join(m["content"] for m in live_agent.EXERCISE_CHAT).lower()
-    assert "transcripts" not in live_agent.EXERCISE_QUESTION.lower() and "transcripts" in chat
-    assert live_agent.EXERCISE_CHAT[-1]["content"] == live_agent.EXERCISE_QUESTION
+    cells = nbformat.read(NOTEBOOK, as_version=4).cells
+    (cell,) = [c for c in cells if c.cell_type == "code" and "my_query = ..." in c.source]
+    exec(cell.source, notebook)
+    assert notebook["chat"][-1] == ("user", live_agent.EXERCISE_QUESTION)
+    earlier = " ".join(text for _, text in notebook["chat"][:-1]).lower()
+    assert "transcripts" not in live_agent.EXERCISE_QUESTION.lower() and "transcripts" in earlier
 
 
 @pytest.mark.parametrize("tool_result", TOOL_RESULT_FORMATS)
 def test_asking_the_stand_in_first_does_not_give_the_exercise_away(
-    engine, teaching_store, tool_result
+    engine, notebook, tool_result
 ) -> None:
     # The notebook tells the student to ask the stand-in the exercise's question first: its
     # run must neither retrieve the target record (whose snippet states the answer) nor
     # write a word of the answer, and its own query must fail the check.
-    run = live_agent.run_agent(
-        "stand-in",
-        engine=engine,
-        system=build_system_prompt(teaching_store, tool_result=tool_result),
-        question=live_agent.EXERCISE_QUESTION,
-        tool_result=tool_result,
-        as_of=TEACHING_AS_OF,
-    )
-    assert run.ok, run.error
-    (result,) = [e.payload for e in run.events if e.kind == "tool_result"]
+    _, events, error = notebook["run_agent"]("stand-in", live_agent.EXERCISE_QUESTION, tool_result)
+    assert error is None
+    (result,) = [e.payload for e in events if e.kind == "tool_result"]
     hits = [hit.memory_id for hit in read_tool_hits(result["content"])]
     assert hits and live_agent.EXERCISE_TARGET not in hits
-    answer = run.final_text  # what the stand-in writes: it quotes each hit's snippet
+    answer = events[-2].payload["text"]  # what the stand-in writes: it quotes each hit's snippet
     assert live_agent.EXERCISE_TARGET not in answer
     words = "".join(c if c.isalnum() else " " for c in answer.casefold()).split()
     assert live_agent.answer_forms(words) == []
-    (query,) = [e.payload["input"]["query"] for e in run.events if e.kind == "tool_use"]
+    (query,) = [e.payload["input"]["query"] for e in events if e.kind == "tool_use"]
     assert not live_agent.check_restated_query(query, engine, as_of=TEACHING_AS_OF).is_right

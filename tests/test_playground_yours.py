@@ -18,7 +18,6 @@ from memorylib.notebook.playground import (
     PlaygroundCatalog,
     use_pipeline,
     yours_html,
-    yours_view,
 )
 from memorylib.records import RecallScoreBreakdown
 from memorylib.timestamps import TEACHING_AS_OF, parse_timestamp
@@ -63,51 +62,47 @@ def exponential(query, candidate, *, as_of):  # a wrong scorer: exp(-age / 30)
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> PlaygroundCatalog:
-    # more generated records than AUTO_RECORDS: that dataset is compared on request only
+    # more generated records than AUTO_RECORDS: that dataset is not compared
     return PlaygroundCatalog(tmp_path_factory.mktemp("yours"), generated_records=AUTO_RECORDS + 100)
 
 
+def _verdict(root: ET.Element) -> str:
+    return "".join(
+        next(d for d in root.iter("div") if d.get("class") == "playground-yours-verdict").itertext()
+    )
+
+
 def test_a_right_pipeline_is_the_same_at_every_stage(catalog) -> None:
-    view = yours_view(CHAPTER, catalog, buildit.Pipeline.from_functions(**MINE))
-    assert view.error is None and view.difference is None and view.note is None
-    markup = yours_html(view)
+    markup = yours_html(CHAPTER, catalog, buildit.Pipeline.from_functions(**MINE))
     root = ET.fromstring(markup)
     assert root.get("data-same") == "yes"
-    assert [td.text for td in root.iter("td") if td.get("class") == "memory-id"] == [
-        "conversation-003",
-        "conversation-003",
-    ]
-    assert "the same at every stage" in markup
+    cells = [td.text for td in root.iter("td")]
+    assert cells == ["1", "conversation-003", "0.995161", "conversation-003", "0.995161"]
+    assert _verdict(root).startswith("the same at every stage")
+    assert "chapter's weights (0.85 / 0.15)" not in markup  # the sliders are the chapter's
 
 
 def test_a_wrong_stage_is_named_with_both_hit_lists(catalog) -> None:
     pipeline = buildit.Pipeline.from_functions(**{**MINE, "score_recall_candidate": exponential})
     state = replace(DEFAULT_STATE, query="recall cache TTL")
-    view = yours_view(state, catalog, pipeline)
-    assert view.difference is not None and view.difference[0] == "score"
-    root = ET.fromstring(yours_html(view))
+    root = ET.fromstring(yours_html(state, catalog, pipeline))
     assert root.get("data-same") == "no"
-    verdict = "".join(
-        next(d for d in root.iter("div") if d.get("class") == "playground-yours-verdict").itertext()
-    )
-    assert verdict.startswith("first difference at stage score")
+    assert _verdict(root).startswith("first difference at stage score")
+    assert len([tr for tr in root.iter("tr")]) == 1 + state.limit  # a header, then both lists
 
 
 def test_a_rejected_query_and_a_slider_policy_are_reported(catalog) -> None:
     pipeline = buildit.Pipeline.reference()
-    rejected = yours_view(replace(CHAPTER, query="?!"), catalog, pipeline)
-    assert rejected.comparison is None and "no searchable term" in (rejected.error or "")
-    assert "Query rejected" in yours_html(rejected)
-    heavy = yours_view(replace(CHAPTER, recency_weight=0.6), catalog, pipeline)
-    assert heavy.note is not None and "chapter's weights" in heavy.note
+    rejected = yours_html(replace(CHAPTER, query="?!"), catalog, pipeline)
+    assert "Query rejected" in rejected and "no searchable term" in rejected
+    heavy = yours_html(replace(CHAPTER, recency_weight=0.6), catalog, pipeline)
+    assert "chapter's weights (0.85 / 0.15)" in heavy
 
 
 def test_what_the_student_typed_is_escaped(catalog) -> None:
-    view = yours_view(
-        replace(CHAPTER, query='<b>"layered"</b> memory'), catalog, buildit.Pipeline.reference()
-    )
-    root = ET.fromstring(yours_html(view))  # well-formed: the typed markup is data
-    assert root.get("data-query") == '<b>"layered"</b> memory'
+    state = replace(CHAPTER, query='<b>"layered"</b> memory')
+    root = ET.fromstring(yours_html(state, catalog, buildit.Pipeline.reference()))
+    assert root.get("data-query") == '<b>"layered"</b> memory'  # well-formed: typed markup is data
     assert [b.text for b in root.iter("b")] == ["your pipeline"]
 
 
@@ -116,25 +111,20 @@ def test_use_pipeline_adds_a_panel_that_follows_the_app(catalog) -> None:
     before = len(app.widget.children)
     pipeline = buildit.Pipeline.from_functions(**{**MINE, "score_recall_candidate": exponential})
     panel = use_pipeline(app, pipeline)
-    assert len(app.widget.children) == before + 1 and app.after_refresh == [panel.refresh]
-    assert panel.view is not None and panel.view.state == app.state
+    assert len(app.widget.children) == before + 1 and len(app.after_refresh) == 1
+    assert "playground-yours" in panel._dom_classes
     app.set(query="memory recall", limit=3)
-    assert panel.view.state.query == "memory recall" and panel.view.state.limit == 3
-    assert 'data-query="memory recall"' in panel.output.value
-    again = use_pipeline(app, buildit.Pipeline.from_functions(**MINE))  # replaces the panel
-    assert len(app.widget.children) == before + 1 and app.after_refresh == [again.refresh]
-    again.toggle.value = False
-    assert again.output.value == "" and again.view is None
+    assert 'data-query="memory recall"' in panel.value and 'data-same="no"' in panel.value
+    again = use_pipeline(app, buildit.Pipeline.from_functions(**MINE))  # replaces the pipeline
+    assert again is panel and len(app.widget.children) == before + 1
+    assert len(app.after_refresh) == 1 and 'data-same="yes"' in panel.value
 
 
-def test_a_large_store_is_compared_on_request(catalog) -> None:
+def test_a_large_store_is_not_compared(catalog) -> None:
     app = PlaygroundApp(catalog)
     panel = use_pipeline(app, buildit.Pipeline.from_functions(**MINE))
     app.set(query="memory agent", dataset="generated")
-    assert panel.view is None and "compare now" in panel.output.value
-    panel.button.click()
-    assert panel.view is not None and panel.view.difference is None
-    assert panel.view.state.dataset == "generated"
+    assert "not compared" in panel.value and f"{AUTO_RECORDS + 100:,} records" in panel.value
 
 
 def test_without_a_pipeline_the_playground_is_unchanged(catalog) -> None:

@@ -371,3 +371,57 @@ def test_scope_function_stretch_catches_what_only_generated_ids_show() -> None:
 def test_validation_error_is_the_duplicate_errors_parent() -> None:
     # The "be more specific" hint of exercise A rests on this hierarchy.
     assert issubclass(RemoteMemoryDuplicateError, RemoteMemoryValidationError)
+
+
+# -- the append's critical section on screen (section 3) is the library's ------------------------
+
+
+def _notebook_function(cell_id: str, name: str, namespace: dict) -> object:
+    """Define the function ``name`` of the notebook cell ``cell_id`` (only its def) in
+    ``namespace``, as the notebook's set-up cell would."""
+    import ast
+
+    (cell,) = [c for c in nbformat.read(NOTEBOOK, as_version=4).cells if c.get("id") == cell_id]
+    (definition,) = [
+        node
+        for node in ast.parse(cell.source).body
+        if isinstance(node, ast.FunctionDef) and node.name == name
+    ]
+    exec(compile(ast.Module([definition], []), str(NOTEBOOK), "exec"), namespace)
+    return namespace[name]
+
+
+def test_the_critical_section_on_screen_writes_what_store_append_writes(tmp_path: Path) -> None:
+    import json
+    import os
+
+    import filelock
+
+    namespace = {"json": json, "os": os, "filelock": filelock}
+    namespace["RemoteMemoryDuplicateError"] = RemoteMemoryDuplicateError
+    append_line = _notebook_function("1ab2b0ba", "append_line", namespace)
+    by_store = RemoteMemoryStore(tmp_path / "store.jsonl", user_id="Dana")
+    by_hand = tmp_path / "hand.jsonl"
+    # same lock file: store.append and append_line exclude each other (the notebook's 3rd cell)
+    assert str(by_store.lock_path) == f"{by_store.path}.lock"
+    cases = [  # a run of spaces, another script, a fraction of a second, a UTC offset
+        ("m-1", "Selected   SQLite WAL.", "2026-08-01T20:00:00+08:00"),
+        ("笔记-2", '上下文预算 «quoted» "text"', "2026-08-01T12:00:00.5Z"),
+        ("m:3", "tabs\tand\nnewlines", "2026-07-15T18:10:00-07:00"),
+    ]
+    for memory_id, text, captured_at in cases:
+        record = by_store.append(
+            kind=MemoryKind.CONVERSATION,
+            memory_id=memory_id,
+            content=text,
+            summary=text[:10],
+            source=MemorySource("t-1", "conversation_transcript", "title", captured_at),
+            stored_at="2026-08-02T09:30:00Z",
+        )
+        append_line(by_hand, record)
+        assert by_hand.read_bytes() == by_store.path.read_bytes()
+    before = by_hand.read_bytes()
+    with pytest.raises(RemoteMemoryDuplicateError):
+        append_line(by_hand, record)  # the duplicate writes nothing
+    assert by_hand.read_bytes() == before
+    assert RemoteMemoryStore(by_hand, user_id="Dana").read_all() == by_store.read_all()

@@ -15,7 +15,6 @@ import nbformat
 import pytest
 
 from memorylib.notebook.retraction_views import (
-    EXERCISE_QUESTIONS,
     EXERCISE_STEPS,
     check_retraction_predictions,
     exercise_truth,
@@ -24,6 +23,14 @@ from memorylib.notebook.retraction_views import (
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "07b_retraction.ipynb"
 SOLUTION = ROOT / "notebooks" / "solutions" / "07b_retraction.py"
+# the five questions as the notebook's table asks them; the checker answers these keys
+EXERCISE_QUESTIONS = {
+    "lines": "len(store.read_all()) after the six steps (an int)",
+    "returned": "the memory_id of the record step 3 returns (a str)",
+    "profile": "store.latest_profile(): its memory_id, or None",
+    "searched": 'RecallEngine(store).recall("memory").searched_records (an int)',
+    "retracted": 'RecallEngine(store).recall("memory").retracted_records (an int)',
+}
 TRUTH = {"lines": 11, "returned": "r-2", "profile": None, "searched": 3, "retracted": 3}
 
 
@@ -32,12 +39,14 @@ def test_exercise_truth() -> None:
     # + r-6;
     # the only profile is retracted; the profile is never searched, so never "retracted" either
     assert exercise_truth() == TRUTH
+    assert list(TRUTH) == list(EXERCISE_QUESTIONS)
 
 
 def test_the_notebook_shows_the_steps_and_questions_the_checker_runs() -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     (your_turn,) = [c for c in nb.cells if c.cell_type == "markdown" and "## Your turn" in c.source]
-    for step, call in EXERCISE_STEPS.items():
+    for step, (target, rid) in enumerate(EXERCISE_STEPS, start=1):
+        call = f'store.retract("{target}", reason=..., source=..., retraction_id="{rid}")'
         assert f"| {step} | `{call}` |" in your_turn.source, step
     plain = your_turn.source.replace("`", "")
     for key, question in EXERCISE_QUESTIONS.items():

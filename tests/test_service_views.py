@@ -1,6 +1,7 @@
 """What notebook 11 relies on from the package: its PostgreSQL set-up
-(memorylib.notebook.service_views), the race's contender for any store URL
-(memorylib.notebook.failure_race.store_contender), and its "Your turn" checker.
+(memorylib.backends.local_postgres.local_service), the race's contender for any store URL
+(memorylib.notebook.failure_race.store_contender), and its "Your turn" checker
+(memorylib.notebook.service_views).
 
 Everything else the notebook shows is written in its cells and compared by nbval; the
 backends' behaviour itself is held by tests/test_store_contract.py and
@@ -27,7 +28,7 @@ from memorylib import (
     RemoteMemoryScopeError,
     RemoteMemoryValidationError,
 )
-from memorylib.backends import SQLiteMemoryStore, open_store
+from memorylib.backends import SQLiteMemoryStore, local_postgres, open_store
 from memorylib.notebook import service_views as views
 from memorylib.notebook.failure_race import RACE_MEMORY_ID, WON, store_contender
 from memorylib.seed import seed_teaching_store
@@ -64,17 +65,17 @@ def race(url: str, contenders: int) -> Counter:
 
 def test_without_a_server_the_service_explains_itself(monkeypatch) -> None:
     monkeypatch.delenv("MEMORYLIB_PG_DSN", raising=False)
-    monkeypatch.setattr(views, "unavailable_reason", lambda: "no binaries in this test")
-    service = views.local_service()
+    monkeypatch.setattr(local_postgres, "unavailable_reason", lambda: "no binaries in this test")
+    service = local_postgres.local_service()
     assert not service.available and "no binaries in this test" in service.describe()
 
 
 def test_the_service_says_which_server_it_is() -> None:
-    assert "$MEMORYLIB_PG_DSN" in views.Service(True, "", "16.4", "host=x").describe()
+    assert "$MEMORYLIB_PG_DSN" in local_postgres.Service(True, "", "16.4", "host=x").describe()
 
 
 def test_a_server_that_does_not_answer_is_a_reason_not_a_crash(tmp_path: Path) -> None:
-    service = views.local_service(f"host={tmp_path} port=1 connect_timeout=2")
+    service = local_postgres.local_service(f"host={tmp_path} port=1 connect_timeout=2")
     assert not service.available and service.reason
 
 
@@ -88,7 +89,7 @@ def test_a_race_on_a_sqlite_url_has_one_winner(tmp_path: Path) -> None:
 
 @pytest.fixture
 def service(postgres_server: PostgresServer):
-    found = views.local_service(postgres_server.admin_base)
+    found = local_postgres.local_service(postgres_server.admin_base)
     assert found.available, found.reason
     return found
 

@@ -16,10 +16,15 @@ test run): no server outlives its owner.
 ``/usr/lib/postgresql/<newest>/bin``; ``unavailable_reason()`` says in one sentence
 why no cluster can be started here (``MEMORYLIB_NO_POSTGRES=1`` pretends there is
 none: how the course's offline path is tested), or returns None.
+
+``local_service()`` is notebook 11's server: ``$MEMORYLIB_PG_DSN`` (an administrator
+DSN), else a throwaway cluster stopped when the kernel exits, else the reason there is
+none; ``Service.new_database`` provisions a fresh database for some users.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pwd
@@ -29,9 +34,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TemporaryPostgres", "find_bindir", "unavailable_reason"]
+__all__ = ["Service", "TemporaryPostgres", "find_bindir", "local_service", "unavailable_reason"]
 
 SERVER_USER = "postgres"  # the unprivileged OS user Debian's package creates
 
@@ -281,3 +287,71 @@ def _quote(value: str) -> str:
     if value and all(c.isalnum() or c in "/._-" for c in value):
         return value
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@dataclass
+class Service:
+    """A PostgreSQL for the notebook, or the reason there is none."""
+
+    available: bool
+    reason: str
+    version: str = ""
+    _admin_base: str = ""
+    _cluster: TemporaryPostgres | None = None
+    _databases: int = 0
+
+    def describe(self) -> str:
+        if not self.available:
+            return f"PostgreSQL: not available here ({self.reason}); its cells explain instead."
+        if self._cluster is not None:
+            return (
+                f"PostgreSQL {self.version}: a throwaway local server this notebook started, "
+                "on a Unix socket in a temporary folder."
+            )
+        return f"PostgreSQL {self.version}: the server in $MEMORYLIB_PG_DSN."
+
+    def admin_dsn(self, dbname: str) -> str:
+        return f"{self._admin_base} dbname={dbname}"
+
+    def new_database(self, user_ids: tuple[str, ...] = ("local-user",)) -> str:
+        """A new, empty database, provisioned for ``user_ids``; returns its store URL."""
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+
+        from memorylib.backends.postgres import provision
+
+        self._databases += 1
+        name = f"course_{os.getpid()}_{self._databases}"
+        with psycopg.connect(self.admin_dsn("postgres"), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name}")
+            conn.execute(f"CREATE DATABASE {name}")
+        provision(self.admin_dsn(name), user_ids=user_ids)
+        params = conninfo_to_dict(self.admin_dsn(name))
+        query = "&".join(f"{k}={v}" for k, v in params.items() if k not in ("dbname", "user"))
+        return f"postgresql:///{name}?{query}"
+
+    def close(self) -> None:
+        if self._cluster is not None:
+            self._cluster.cleanup()
+            self._cluster = None
+
+
+def local_service(admin_dsn: str | None = None) -> Service:
+    """``admin_dsn`` or ``$MEMORYLIB_PG_DSN``, else a throwaway local cluster, else why not."""
+    admin_dsn = admin_dsn or os.environ.get("MEMORYLIB_PG_DSN")
+    reason = unavailable_reason()
+    if admin_dsn is None and reason is not None:
+        return Service(False, reason)
+    try:
+        import psycopg
+
+        cluster = None
+        if admin_dsn is None:
+            cluster = TemporaryPostgres().start()
+            atexit.register(cluster.cleanup)  # the kernel's exit stops the server
+            admin_dsn = f"host={cluster.socket_dir} user={cluster.superuser}"
+        with psycopg.connect(f"{admin_dsn} dbname=postgres", connect_timeout=5) as conn:
+            version = str(conn.execute("SHOW server_version").fetchone()[0]).split()[0]
+    except Exception as exc:  # a failed start is a reason, not a crash of the lesson
+        return Service(False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+    return Service(True, "", version, admin_dsn, cluster)

@@ -1,17 +1,10 @@
-"""Shared set-up for every course notebook: one style, one clock, stable output.
+"""What every course notebook shares: one set-up, one chart style, stable output.
 
-``setup_notebook()`` is the first code cell of each notebook. It fixes what would
-otherwise make committed outputs differ from run to run or machine to machine:
-matplotlib style, size and dpi (inline PNG only), pandas display precision, and
-Styler ids (``style_frame`` gives each styled table a fixed id; ``styled_table`` also
-gives it a readable text form).
-
-Also here, because more than one view module needs them (a view module never imports
-another one): the course clocks, chart fonts (``chart_fonts`` / ``with_chart_fonts``),
-a figure as PNG bytes for an ipywidgets ``Image`` (``figure_png``), the pipeline
-banner, a candidate set as a plain tuple (``candidate_pool``), a call's typed outcome as
-data (``typed_attempt``), the temporary ``Workspace`` every notebook's stores live in, and
-the course's order with its one navigation line (``COURSE``, ``navigation_line``).
+``setup_notebook()`` is each notebook's first code cell: inline PNG charts in one style,
+pandas showing 6 decimals. Also here: styled tables with a fixed id and a text form
+(``styled_table``), chart fonts (``chart_fonts``), a figure as PNG bytes (``figure_png``),
+the pipeline banner, a call's typed outcome (``typed_attempt``), the temporary
+``Workspace`` every store lives in, and the course's order with its one navigation line.
 """
 
 from __future__ import annotations
@@ -21,7 +14,7 @@ import io
 import os
 import tempfile
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,52 +26,21 @@ import pandas as pd
 from matplotlib import font_manager
 from matplotlib.figure import Figure
 
-from memorylib.candidates import CandidateSet
-from memorylib.datasets import COURSE_AS_OF
 from memorylib.errors import RemoteMemoryError
-from memorylib.records import RecallCandidate
-
-__all__ = [
-    "CHART_FONTS",
-    "COURSE",
-    "COURSE_AS_OF",
-    "NO_ERROR",
-    "PIPELINE",
-    "CourseNotebook",
-    "StyledTable",
-    "Workspace",
-    "candidate_pool",
-    "chart_fonts",
-    "course_notebook",
-    "error_name",
-    "figure_png",
-    "navigation_line",
-    "pipeline_banner",
-    "setup_notebook",
-    "style_frame",
-    "styled_table",
-    "typed_attempt",
-    "with_chart_fonts",
-]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# The two clocks of the course, never ``now()``: the teaching store is read at
-# ``memorylib.TEACHING_AS_OF`` (conversation-003 is one day old), the course corpus at
-# COURSE_AS_OF.
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
-
-
-# The chart fonts, in order of preference: matplotlib draws each character with the first
-# installed family that has it. DejaVu Sans ships with matplotlib; a CJK family goes here
-# (before it) for charts that must draw Chinese.
+# Chart fonts, by preference: matplotlib draws each character with the first installed
+# family that has it (DejaVu Sans ships with matplotlib; a CJK family would go first).
 CHART_FONTS: tuple[str, ...] = ("DejaVu Sans",)
+NO_ERROR = "no error"
 
 
 def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
-    """Inline PNG figures in the course's one chart style (size, dpi, ``fonts``: the font
-    family list every chart uses); pandas shows 6 decimals (the contract's rounding)."""
+    """Inline PNG figures in the course's one chart style (size, dpi, the ``fonts`` every
+    chart uses); pandas shows 6 decimals (the contract's rounding)."""
     os.environ.pop("MPLBACKEND", None)
     try:
         from IPython import get_ipython
@@ -108,18 +70,15 @@ def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
 
 
 def pipeline_banner(stage: str) -> str:
-    """Markdown-free text showing where ``stage`` sits: normalize -> ... with it in [brackets]."""
+    """normalize -> candidate -> ... with ``stage`` in [brackets]."""
     if stage not in PIPELINE:
         raise ValueError(f"stage must be one of {PIPELINE}, got {stage!r}")
     return " -> ".join(f"[{s}]" if s == stage else s for s in PIPELINE)
 
 
 def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | None = None) -> Any:
-    """A pandas Styler with a FIXED id (a random one would change every run).
-
-    ``gradient`` names a numeric column to shade, to draw the eye to a score.
-    """
-    # escape="html": stored text is data, never markup (a memory may contain "<hit>").
+    """A Styler with a FIXED id (a random one changes every run), text escaped as HTML (a
+    memory may hold "<hit>"), the index hidden; ``gradient`` shades a numeric column."""
     styler = frame.style.set_uuid(uuid).format(precision=precision, escape="html")
     if gradient is not None and gradient in frame.columns and len(frame):
         styler = styler.bar(subset=[gradient], color="#9ecae1", vmin=0)
@@ -127,27 +86,20 @@ def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | No
 
 
 class StyledTable:
-    """A styled table with two renderings: the Styler's HTML, and the frame as text.
-
-    A bare ``Styler`` as a cell's value stores ``<pandas.io.formats.style.Styler at
-    0x...>`` as its ``text/plain``: useless where HTML is not shown (a terminal, a diff,
-    nbval) and different on every run. Wrapped, the cell stores the same ``text/html``
-    and, as ``text/plain``, the underlying frame (index shown only if the Styler shows it).
-    """
+    """A Styler's HTML, and its frame as ``text/plain`` (a bare Styler stores ``<pandas...
+    Styler at 0x...>``: useless outside a browser, and different on every run)."""
 
     def __init__(self, styler: Any) -> None:
         self.styler = styler
 
     @property
     def data(self) -> pd.DataFrame:
-        """The frame behind the Styler."""
         return self.styler.data
 
     @property
     def text(self) -> str:
-        show_index = not all(getattr(self.styler, "hide_index_", [False]))
         return self.styler.data.to_string(
-            index=show_index,
+            index=not all(getattr(self.styler, "hide_index_", [False])),
             max_colwidth=pd.get_option("display.max_colwidth"),
             line_width=pd.get_option("display.width"),
         )
@@ -165,23 +117,13 @@ class StyledTable:
 def styled_table(
     frame: Any, uuid: str, *, precision: int = 6, gradient: str | None = None
 ) -> StyledTable:
-    """``style_frame(...)`` with a readable text fallback: what a notebook cell should show.
-
-    Same arguments as ``style_frame``; the HTML is identical. To wrap a Styler built
-    some other way, use ``StyledTable(styler)`` (give the Styler a fixed uuid first).
-    """
+    """``style_frame(...)`` with a readable text form: what a notebook cell shows."""
     return StyledTable(style_frame(frame, uuid, precision=precision, gradient=gradient))
 
 
-NO_ERROR = "no error"
-
-
 def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
-    """Run ``action``: (error type name, message), or ("no error", str(result)).
-
-    Only memorylib's typed errors are caught (they are the rejections a course shows);
-    anything else is a bug and propagates.
-    """
+    """(error type name, message) of memorylib's typed error, or ("no error", str(result));
+    any other exception is a bug and propagates."""
     try:
         value = action()
     except RemoteMemoryError as exc:
@@ -190,8 +132,8 @@ def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
 
 
 def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
-    """A predicted outcome as the checkers compare it: an exception class as its name, a
-    string stripped, and None for "no error" ("", "none", "no error", any case, or one of
+    """A predicted outcome as checkers compare it: an exception class as its name, a str
+    stripped, None for "no error" ("", "none", "no error", any case, or one of
     ``no_error``); anything else unchanged."""
     if isinstance(value, type) and issubclass(value, BaseException):
         return value.__name__
@@ -201,27 +143,10 @@ def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
     return value
 
 
-def candidate_pool(
-    candidates: CandidateSet | Iterable[RecallCandidate],
-) -> tuple[RecallCandidate, ...]:
-    """The candidates of a ``CandidateSet`` (stage 2's result) or of any iterable, as a tuple."""
-    if isinstance(candidates, CandidateSet):
-        return candidates.candidates
-    return tuple(candidates)
-
-
-# -- charts ---------------------------------------------------------------------------------
-
-
 @contextmanager
 def chart_fonts() -> Iterator[None]:
-    """Create a figure with only the installed fonts of ``rcParams["font.family"]``.
-
-    When a configured family is not installed, matplotlib logs "findfont: Font family
-    ... not found" for every text it draws, and those lines land in the notebook's
-    output (and in nbval's comparison). Texts keep the family they were created with,
-    so creating a figure inside this context is enough.
-    """
+    """Draw with only the installed families of ``rcParams["font.family"]``: a missing one
+    makes matplotlib log "findfont: ..." into the output for every text."""
     installed = {entry.name for entry in font_manager.fontManager.ttflist}
     families = [
         family
@@ -251,15 +176,9 @@ def figure_png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-# -- where a notebook's stores live -----------------------------------------------------------
-
-
 class Workspace:
-    """A temporary directory for a notebook's stores, removed when the kernel exits.
-
-    Paths inside it are shown relative (``ws.show(path)``) so no absolute or
-    run-specific path reaches a committed output.
-    """
+    """A temporary folder for a notebook's stores, removed when the kernel exits; paths in
+    it are shown relative (``ws.show(path)``), so no machine's path reaches an output."""
 
     def __init__(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="memorylib-course-")
@@ -270,12 +189,10 @@ class Workspace:
         return self.root / name
 
     def fresh_path(self, name: str) -> Path:
-        """``name`` inside a new, empty folder of the workspace, at each call: a cell that
-        makes its store on it starts from a clean file every time it is run."""
+        """``name`` in a new empty folder at each call (a cell re-run starts clean)."""
         return Path(tempfile.mkdtemp(prefix="run-", dir=self.root)) / name
 
     def show(self, path: str | os.PathLike[str]) -> str:
-        """``path`` relative to the workspace, as ``<workspace>/...``."""
         relative = Path(path).resolve().relative_to(self.root.resolve())
         return f"<workspace>/{relative.as_posix()}"
 
@@ -283,16 +200,10 @@ class Workspace:
         self._finalizer()
 
 
-# -- the course: its order, and the one navigation line ------------------------------------------
-
-
 @dataclass(frozen=True)
 class CourseNotebook:
-    """One notebook of the course: its file name without ``.ipynb``, and its label.
-
-    The label is the notebook's ``# NN · Title`` heading up to the colon (the index is
-    labelled ``Index``), and is what links to the notebook say.
-    """
+    """A notebook: its file name without ``.ipynb``, and its label (its ``# NN · Title``
+    heading up to the colon; the index is "Index")."""
 
     stem: str
     label: str
@@ -302,29 +213,32 @@ class CourseNotebook:
         return f"{self.stem}.ipynb"
 
 
-# The course in reading order. A new notebook is added here, and the navigation lines of
-# its neighbours are updated to ``navigation_line(...)`` (tests check both).
-COURSE: tuple[CourseNotebook, ...] = (
-    CourseNotebook("00_index", "Index"),
-    CourseNotebook("01_stored_records", "01 · Stored records"),
-    CourseNotebook("02_normalize", "02 · Normalize"),
-    CourseNotebook("03_candidates", "03 · Candidates"),
-    CourseNotebook("04_scoring", "04 · Score"),
-    CourseNotebook("05_stable_rank", "05 · Stable rank"),
-    CourseNotebook("06_render", "06 · Render"),
-    CourseNotebook("06b_profile", "06b · Profile"),
-    CourseNotebook("06c_capstone", "06c · Capstone"),
-    CourseNotebook("07_failures_and_recovery", "07 · Failures and recovery"),
-    CourseNotebook("07b_retraction", "07b · Retraction"),
-    CourseNotebook("08_query_playground", "08 · Query playground"),
-    CourseNotebook("09_live_agent", "09 · Live agent"),
-    CourseNotebook("10_beyond_the_teaching_ranker", "10 · Beyond the teaching ranker"),
-    CourseNotebook("11_from_file_to_service", "11 · From file to service"),
+# The course in reading order: a new notebook goes here, and its neighbours' navigation
+# lines become ``navigation_line(...)`` (tests check both).
+COURSE: tuple[CourseNotebook, ...] = tuple(
+    CourseNotebook(stem, label)
+    for stem, label in (
+        ("00_index", "Index"),
+        ("01_stored_records", "01 · Stored records"),
+        ("02_normalize", "02 · Normalize"),
+        ("03_candidates", "03 · Candidates"),
+        ("04_scoring", "04 · Score"),
+        ("05_stable_rank", "05 · Stable rank"),
+        ("06_render", "06 · Render"),
+        ("06b_profile", "06b · Profile"),
+        ("06c_capstone", "06c · Capstone"),
+        ("07_failures_and_recovery", "07 · Failures and recovery"),
+        ("07b_retraction", "07b · Retraction"),
+        ("08_query_playground", "08 · Query playground"),
+        ("09_live_agent", "09 · Live agent"),
+        ("10_beyond_the_teaching_ranker", "10 · Beyond the teaching ranker"),
+        ("11_from_file_to_service", "11 · From file to service"),
+    )
 )
 
 
 def course_notebook(stem: str) -> CourseNotebook:
-    """The ``COURSE`` entry of ``stem`` (a notebook file name without ``.ipynb``)."""
+    """The ``COURSE`` entry of ``stem``."""
     for notebook in COURSE:
         if notebook.stem == stem:
             return notebook
@@ -332,13 +246,10 @@ def course_notebook(stem: str) -> CourseNotebook:
 
 
 def navigation_line(stem: str) -> str:
-    """The one navigation line of a notebook: the line under its title and its last line.
-
-    ``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``, with
-    relative links labelled ``NN · Title``. The index has no previous part and shows
-    ``Index`` without a link (it is the index); the notebook after it links the index once,
-    as its previous part; the last notebook has no next part.
-    """
+    """``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``: the
+    line under a notebook's title and its last line. The index has no previous part and
+    shows "Index" unlinked; the notebook after it links the index once, as its previous
+    part; the last notebook has no next part."""
     position = COURSE.index(course_notebook(stem))
     parts = []
     if position > 0:

@@ -1,104 +1,45 @@
-"""Notebook 08: the query playground. A state in, a view out, and the widget box.
+"""Notebook 08's playground: a state in, a view out, and the widget box around them.
 
-* ``PlaygroundCatalog``: the three ``DATASETS`` (the contract's seven-record teaching
-  store, the course corpus, 10,000 generated records per user), one read-only engine per
-  (dataset, user), each bound to its own file, built on first use and cached;
-* ``playground_view(state, catalog)``: a frozen ``PlaygroundState`` in, a ``PlaygroundView``
-  out (the normalized query, the funnel, the hits with their breakdown and provenance, the
-  rendered context); a rejected input becomes ``view.error``. Not pure: the first state
-  that needs a store makes the catalog build it. Given the built stores, the same state
-  gives the same view, and nothing is written;
-* the view as text and HTML (``summary_text``, ``hits_table_html``, ``context_html``) and
-  as one SVG chart (``playground_svg``: built as a string in about a millisecond, so the
-  live chart keeps up with typing; it uses ``charts.COLOURS``);
-* ``PlaygroundApp``: ipywidgets inputs wired to the view (CSS classes ``playground-*``,
-  which the browser tests select), ``measure_refresh`` times it;
-* ``use_pipeline(app, pipeline)``: your five stage functions (notebook 06's capstone)
-  beside the library's, under the app; ``check_isolation_query`` and
-  ``check_isolation_why`` (``ISOLATION_QUESTION``): the exercise, which refuses the
-  words of the records the notebook prints (``printed_records``, ``printed_words``).
-
-Everything from a query or a record is HTML-escaped.
+``PlaygroundCatalog`` builds one read-only engine per (dataset, user) on first use;
+``playground_view(state, catalog)`` turns a frozen ``PlaygroundState`` into a
+``PlaygroundView`` (query, funnel, hits, rendered context; a typed rejection becomes
+``view.error``); ``summary_text``, ``hits_table_html``, ``context_html`` and
+``playground_svg`` draw it (strings, fast enough to redraw on every key);
+``PlaygroundApp`` wires ipywidgets inputs to it (CSS classes ``playground-*``, which the
+browser tests select); ``use_pipeline`` adds your capstone pipeline (06c) under it. The
+"Your turn" checks are ``check_isolation_query`` and ``check_isolation_why``. Everything
+from a query or a record is HTML-escaped. Leaves out: timing (08 times the app itself).
 """
 
 from __future__ import annotations
 
 import html
-import statistics
 import tempfile
 import time
-import weakref
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from memorylib.datasets import (
-    CHAPTER_USER,
-    COURSE_AS_OF,
-    COURSE_USERS,
-    build_chapter_store,
-    build_course_store,
-)
+from memorylib import datasets
+from memorylib.datasets import CHAPTER_USER, COURSE_AS_OF, COURSE_USERS
 from memorylib.engine import RecallEngine
 from memorylib.errors import RemoteMemoryError, RemoteMemoryValidationError
 from memorylib.interface import user_scope_for
-from memorylib.notebook.buildit import Comparison, Pipeline
+from memorylib.notebook.buildit import Pipeline
 from memorylib.notebook.charts import COLOURS
 from memorylib.notebook.exercises import CheckResult, Question, check_value, right, wrong
 from memorylib.query import extract_terms, normalize_text
 from memorylib.ranking import ScoreFunction
-from memorylib.records import (
-    DEFAULT_LEXICAL_WEIGHT,
-    DEFAULT_RECENCY_WEIGHT,
-    DEFAULT_RECENCY_WINDOW_DAYS,
-    RecallQuery,
-    RecallResult,
-    StoredMemory,
-)
+from memorylib.records import RecallQuery, RecallResult, StoredMemory
 from memorylib.render import render_recall_context
 from memorylib.scoring import SCORERS, ScoringPolicy
 from memorylib.store import RemoteMemoryStore
 from memorylib.synthetic import write_synthetic_store
 from memorylib.timestamps import TEACHING_AS_OF, age_in_days, parse_timestamp
-
-__all__ = [
-    "AUTO_RECORDS",
-    "DATASETS",
-    "DEFAULT_STATE",
-    "HIT_COLUMNS",
-    "ISOLATION_QUESTION",
-    "PRINTED_HITS",
-    "SCORER_PRESETS",
-    "USERS",
-    "YOURS",
-    "DatasetSpec",
-    "PlaygroundApp",
-    "PlaygroundCatalog",
-    "PlaygroundState",
-    "PlaygroundView",
-    "YoursView",
-    "as_of_on",
-    "check_isolation_query",
-    "check_isolation_why",
-    "context_html",
-    "hits_table_html",
-    "measure_refresh",
-    "playground_svg",
-    "playground_view",
-    "printed_records",
-    "printed_words",
-    "scorer_options",
-    "summary_text",
-    "use_pipeline",
-    "yours_html",
-    "yours_view",
-]
-
-# -- the data: three datasets, one engine per (dataset, user) -------------------------------------
 
 GENERATED_RECORDS = 10_000
 USERS: tuple[str, ...] = (CHAPTER_USER, *COURSE_USERS)
@@ -106,7 +47,6 @@ USERS: tuple[str, ...] = (CHAPTER_USER, *COURSE_USERS)
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    key: str
     label: str
     as_of: str  # the dataset's clock: the playground's default as_of for it
     default_user: str
@@ -114,58 +54,50 @@ class DatasetSpec:
 
 
 DATASETS: dict[str, DatasetSpec] = {
-    spec.key: spec
-    for spec in (
-        DatasetSpec(
-            "chapter",
-            "teaching store (7 records)",
-            TEACHING_AS_OF,
-            CHAPTER_USER,
-            "the contract's teaching store (one profile, six conversations of local-user), "
-            "which reproduces the chapter's example",
-        ),
-        DatasetSpec(
-            "course",
-            "course corpus (Northwind Labs)",
-            COURSE_AS_OF,
-            COURSE_USERS[0],
-            "a year of four engineers' memories, English and Chinese, with retractions",
-        ),
-        DatasetSpec(
-            "generated",
-            f"generated ({GENERATED_RECORDS:,} records)",
-            TEACHING_AS_OF,  # memorylib.synthetic's newest capture is a day and a half before
-            COURSE_USERS[0],
-            f"{GENERATED_RECORDS:,} seeded synthetic records per user (memorylib.synthetic)",
-        ),
-    )
+    "chapter": DatasetSpec(
+        "teaching store (7 records)",
+        TEACHING_AS_OF,
+        CHAPTER_USER,
+        "the contract's teaching store (one profile, six conversations of local-user), "
+        "which reproduces the chapter's example",
+    ),
+    "course": DatasetSpec(
+        "course corpus (Northwind Labs)",
+        COURSE_AS_OF,
+        COURSE_USERS[0],
+        "a year of four engineers' memories, English and Chinese, with retractions",
+    ),
+    "generated": DatasetSpec(
+        f"generated ({GENERATED_RECORDS:,} records)",
+        TEACHING_AS_OF,  # memorylib.synthetic's newest capture is a day and a half before
+        COURSE_USERS[0],
+        f"{GENERATED_RECORDS:,} seeded synthetic records per user (memorylib.synthetic)",
+    ),
 }
 
 
 class PlaygroundCatalog:
     """One read-only ``RecallEngine`` per (dataset, user), built on first use and kept.
 
-    A user who owns nothing in a dataset gets an empty store of their own (recall
-    searches 0 records). Stores live in ``root`` (default: a temporary directory removed
-    with the catalog). ``own_scorer`` is the function the "yours" scorer runs.
+    A user who owns nothing in a dataset gets an empty store of their own. Stores live in
+    ``root`` (default: a temporary directory removed with the catalog). ``own_scorer`` is
+    the function the "yours" scorer runs (``use_scorer``).
     """
 
     def __init__(
         self, root: str | Path | None = None, *, generated_records: int = GENERATED_RECORDS
-    ) -> None:
+    ):
         if root is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="memorylib-playground-")
             root = self._tmp.name
-        self.root = Path(root)
-        self.generated_records = generated_records
+        self.root, self.generated_records = Path(root), generated_records
         self._engines: dict[tuple[str, str], RecallEngine] = {}
         self._records: dict[tuple[str, str], tuple[StoredMemory, ...]] = {}
         self.build_seconds: dict[tuple[str, str], float] = {}
         self.own_scorer: ScoreFunction | None = None
 
     def use_scorer(self, score: ScoreFunction | None) -> None:
-        """Register a scoring function of yours (``score_recall_candidate``'s signature)
-        as the "yours" scorer; ``None`` removes it."""
+        """Register a scoring function of yours as the "yours" scorer; ``None`` removes it."""
         if score is not None and not callable(score):
             raise TypeError(f"use_scorer takes a scoring function, not {type(score).__name__}")
         self.own_scorer = score
@@ -174,17 +106,16 @@ class PlaygroundCatalog:
         return (dataset, user) in self._engines
 
     def engine(self, dataset: str, user: str) -> RecallEngine:
-        key = (dataset, user)
-        if key not in self._engines:
+        if (dataset, user) not in self._engines:
             if dataset not in DATASETS:
                 raise KeyError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
             start = time.perf_counter()
             engine = RecallEngine(self._build(dataset, user))
             # warm the inverted index, so later recalls measure recall, not indexing
             engine.recall("warm up", limit=1, as_of=DATASETS[dataset].as_of, query_id="warm")
-            self._engines[key] = engine
-            self.build_seconds[key] = time.perf_counter() - start
-        return self._engines[key]
+            self._engines[dataset, user] = engine
+            self.build_seconds[dataset, user] = time.perf_counter() - start
+        return self._engines[dataset, user]
 
     def store(self, dataset: str, user: str) -> RemoteMemoryStore:
         return self.engine(dataset, user).store
@@ -200,9 +131,9 @@ class PlaygroundCatalog:
         folder.mkdir(parents=True, exist_ok=True)
         empty = RemoteMemoryStore(folder / f"{user_scope_for(user)}.jsonl", user_id=user)
         if dataset == "chapter":
-            return build_chapter_store(folder) if user == CHAPTER_USER else empty
+            return datasets.build_chapter_store(folder) if user == CHAPTER_USER else empty
         if dataset == "course":
-            return build_course_store(folder, user) if user in COURSE_USERS else empty
+            return datasets.build_course_store(folder, user) if user in COURSE_USERS else empty
         seed = USERS.index(user) if user in USERS else 0
         return write_synthetic_store(
             empty.path, self.generated_records, seed=seed, user_id=user, bulk=True
@@ -234,32 +165,22 @@ YOURS = "yours"
 # BM25 alone is lexical only, as in ScoringPolicy.bm25(); the others keep the chapter's.
 SCORER_PRESETS = {"coverage": (0.85, 0.15), "bm25": (1.0, 0.0), "bm25+recency": (0.85, 0.15)}
 SCORER_PRESETS[YOURS] = (0.85, 0.15)
-_SCORER_LABELS = {"coverage": "coverage (the chapter's)"}
+
+
+def _preset(scorer: str) -> dict[str, float]:
+    return dict(zip(("lexical_weight", "recency_weight"), SCORER_PRESETS[scorer], strict=True))
 
 
 def scorer_options(catalog: PlaygroundCatalog) -> list[tuple[str, str]]:
     """(label, key) for the scorer dropdown; "yours" only once a function is registered."""
     keys = [*SCORERS, YOURS] if catalog.own_scorer is not None else list(SCORERS)
-    return [(_SCORER_LABELS.get(key, key), key) for key in keys]
+    return [("coverage (the chapter's)" if k == "coverage" else k, k) for k in keys]
 
 
-HIT_COLUMNS = (
-    "rank",
-    "memory_id",
-    "total",
-    "lexical_contribution",
-    "recency_contribution",
-    "lexical_score",
-    "lexical_coverage",
-    "matched_terms",
-    "recency",
-    "age_days",
-    "captured_at",
-    "source_id",
-    "source_type",
-    "title",
-    "user_scope",
-    "snippet",
+HIT_COLUMNS = tuple(
+    "rank memory_id total lexical_contribution recency_contribution lexical_score "  # noqa: SIM905
+    "lexical_coverage matched_terms recency age_days captured_at source_id source_type "
+    "title user_scope snippet".split()
 )
 _STAGES = ("searched", "candidates", "hits")
 
@@ -276,7 +197,7 @@ class PlaygroundView:
     funnel: pd.DataFrame  # stage (searched, candidates, hits), records
     context: str
     error: str | None = None
-    policy: ScoringPolicy | None = field(default=None, repr=False)
+    policy: ScoringPolicy | None = None
 
     @property
     def ok(self) -> bool:
@@ -289,6 +210,7 @@ class PlaygroundView:
 
 def _hit_row(hit: Any, moment: datetime) -> dict[str, Any]:
     b, source = hit.score_breakdown, hit.provenance
+    age = age_in_days(parse_timestamp(source.captured_at, "captured_at"), moment)
     return {
         "rank": hit.rank,
         "memory_id": hit.memory_id,
@@ -301,9 +223,7 @@ def _hit_row(hit: Any, moment: datetime) -> dict[str, Any]:
         "matched_terms": f"{len(b.matched_terms)}/{b.query_term_count}: "
         + ", ".join(b.matched_terms),
         "recency": b.recency,
-        "age_days": round(
-            age_in_days(parse_timestamp(source.captured_at, "captured_at"), moment), 2
-        ),
+        "age_days": round(age, 2),
         "captured_at": source.captured_at,
         "source_id": source.source_id,
         "source_type": source.source_type,
@@ -316,9 +236,8 @@ def _hit_row(hit: Any, moment: datetime) -> dict[str, Any]:
 def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> PlaygroundView:
     """Recall ``state.query`` for ``state.user`` in ``state.dataset`` and describe every step.
 
-    A typed rejection (``RemoteMemoryError``: an empty or punctuation-only query, a limit
-    out of range, a bad as_of, both weights 0, ...) and a failing function of yours
-    become ``view.error``; any other exception is a bug and propagates.
+    A typed rejection (``RemoteMemoryError``) and a failing function of yours become
+    ``view.error``; any other exception is a bug and propagates.
     """
     scope = user_scope_for(state.user)
     try:
@@ -337,12 +256,9 @@ def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> Playg
                 )
             engine = RecallEngine(engine.store, score=catalog.own_scorer)
         result = engine.recall(
-            state.query,
-            limit=state.limit,
-            as_of=state.as_of,
-            query_id=state.query_id,
+            state.query, limit=state.limit, as_of=state.as_of, query_id=state.query_id,
             policy=policy,
-        )
+        )  # fmt: skip
     except Exception as exc:
         if isinstance(exc, RemoteMemoryError):
             error = f"{type(exc).__name__}: {exc}"
@@ -354,17 +270,13 @@ def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> Playg
         hits = pd.DataFrame(columns=list(HIT_COLUMNS))
         return PlaygroundView(state, scope, None, None, hits, empty, "", error=error)
     moment = parse_timestamp(state.as_of, "as_of")
+    rows = [_hit_row(hit, moment) for hit in result.hits]
     counts = [result.searched_records, result.candidate_records, len(result.hits)]
     return PlaygroundView(
-        state=state,
-        user_scope=scope,
-        query=result.query,
-        result=result,
-        hits=pd.DataFrame([_hit_row(h, moment) for h in result.hits], columns=list(HIT_COLUMNS)),
-        funnel=pd.DataFrame({"stage": _STAGES, "records": counts}),
-        context=render_recall_context(result),
+        state, scope, result.query, result, pd.DataFrame(rows, columns=list(HIT_COLUMNS)),
+        pd.DataFrame({"stage": _STAGES, "records": counts}), render_recall_context(result),
         policy=policy,
-    )
+    )  # fmt: skip
 
 
 def as_of_on(day: date, dataset: str) -> str:
@@ -379,11 +291,8 @@ def as_of_on(day: date, dataset: str) -> str:
 def summary_text(view: PlaygroundView) -> str:
     """The dataset and user, then the normalized query, the policy and the funnel."""
     s = view.state
-    spec = DATASETS.get(s.dataset)
-    lines = [
-        f"dataset    {spec.label if spec else s.dataset} · user {s.user} "
-        f"(user_scope {view.user_scope})",
-    ]
+    label = DATASETS[s.dataset].label if s.dataset in DATASETS else s.dataset
+    lines = [f"dataset    {label} · user {s.user} (user_scope {view.user_scope})"]
     if view.error:
         return "\n".join([*lines, f"rejected   {view.error}"])
     assert view.query is not None and view.result is not None and view.policy is not None
@@ -424,24 +333,20 @@ def _cell(column: str, value: object) -> str:
 
 
 def hits_table_html(view: PlaygroundView) -> str:
-    """The hits as ``<table class="playground-hits">``, one ``td.memory-id`` per hit.
-
-    Its ``data-*`` attributes repeat the state it shows (query, limit, user scope,
-    dataset, scorer), so a browser test can wait for exactly that state. A rejected
-    query gives ``<div class="playground-error">`` instead.
-    """
+    """The hits as ``<table class="playground-hits">``, one ``td.memory-id`` per hit; its
+    ``data-*`` attributes repeat the state (a browser test waits for exactly that state).
+    A rejected query gives ``<div class="playground-error">`` instead."""
     s = view.state
     attrs = (
         f'data-query="{html.escape(s.query)}" data-limit="{s.limit}" '
         f'data-user-scope="{view.user_scope}" data-dataset="{html.escape(s.dataset)}" '
         f'data-scorer="{html.escape(s.scorer)}"'
     )
-    if view.error:
+    if view.error or view.result is None:
         return (
             f'<div class="playground-error" {attrs} style="color:#a61b1b;padding:6px 0">'
-            f"Query rejected — {html.escape(view.error)}</div>"
+            f"Query rejected — {html.escape(view.error or '')}</div>"
         )
-    assert view.result is not None
     head = "".join(f"<th>{html.escape(c)}</th>" for c in HIT_COLUMNS)
     body = "".join(
         f'<tr data-memory-id="{html.escape(str(row["memory_id"]))}">'
@@ -468,7 +373,7 @@ def context_html(view: PlaygroundView) -> str:
     text = view.context or "(nothing rendered: no hits, so no <recalled_context> block)"
     return (
         '<details class="playground-context" open><summary>rendered context '
-        "(what the model would see)</summary>"
+        "(what a harness puts into the prompt)</summary>"
         f'<pre style="{_PRE};font-size:11px">{html.escape(text)}</pre></details>'
     )
 
@@ -476,30 +381,27 @@ def context_html(view: PlaygroundView) -> str:
 def playground_svg(view: PlaygroundView) -> str:
     """The funnel and each hit's stacked score, as ``<svg class="playground-chart">``.
 
-    The one chart of the playground, live and static (a notebook shows a fixed state
-    with ``display(HTML(playground_svg(view)))``), byte-identical run to run. Funnel bars
-    are ``rect.funnel`` (``data-stage``, ``data-records``); each hit is a ``g.hit``
-    (``data-memory-id``) holding ``rect.lexical`` and ``rect.recency``, whose widths are
-    the contributions where a score of 1.0 (or the highest total, if above 1, as BM25's
-    can be) is 360 px.
+    Byte-identical run to run. Funnel bars are ``rect.funnel`` (``data-stage``,
+    ``data-records``); each hit is a ``g.hit`` (``data-memory-id``) holding ``rect.lexical``
+    and ``rect.recency``, whose widths are the contributions where a score of 1.0 (or the
+    highest total, if above 1, as BM25's can be) is 360 px.
     """
     height = max(120, 40 + 22 * len(view.hits))
     lexical, recency = COLOURS["lexical"], COLOURS["recency"]
     parts = [
         f'<svg class="playground-chart" xmlns="http://www.w3.org/2000/svg" width="900" '
         f'height="{height}" viewBox="0 0 900 {height}" font-family="sans-serif" '
-        'font-size="12">',
-        '<text x="0" y="14" font-weight="bold">funnel</text>',
+        'font-size="12"><text x="0" y="14" font-weight="bold">funnel</text>'
     ]
     counts = [int(n) for n in view.funnel["records"]]
     for i, (stage, n) in enumerate(zip(view.funnel["stage"], counts, strict=True)):
         y, width = 28 + 26 * i, max(1.0, 170 * n / (max(counts) or 1)) if n else 0.0
-        parts += [
-            f'<text x="0" y="{y + 14}">{html.escape(stage)}</text>',
-            f'<rect class="funnel" data-stage="{html.escape(stage)}" data-records="{n}" '
-            f'x="80" y="{y}" width="{width:.1f}" height="18" fill="{COLOURS[stage]}"/>',
-            f'<text x="{84 + width:.1f}" y="{y + 14}">{n:,}</text>',
-        ]
+        parts.append(
+            f'<text x="0" y="{y + 14}">{html.escape(stage)}</text><rect class="funnel" '
+            f'data-stage="{html.escape(stage)}" data-records="{n}" x="80" y="{y}" '
+            f'width="{width:.1f}" height="18" fill="{COLOURS[stage]}"/>'
+            f'<text x="{84 + width:.1f}" y="{y + 14}">{n:,}</text>'
+        )
     scorer = "" if view.state.scorer == "coverage" else f" · {html.escape(view.state.scorer)}"
     parts.append(
         f'<text x="300" y="14" font-weight="bold">score contributions per hit{scorer}</text>'
@@ -514,38 +416,37 @@ def playground_svg(view: PlaygroundView) -> str:
         parts.append(f'<text x="300" y="60" fill="#666">{message}</text>')
     scale = 360 / max([1.0, *(float(t) for t in view.hits["total"])])
     for i, row in enumerate(view.hits.to_dict("records")):
-        y, x = 28 + 22 * i, 500
-        left = scale * float(row["lexical_contribution"])
-        right_part = scale * float(row["recency_contribution"])
-        memory_id = html.escape(str(row["memory_id"]))
-        parts += [
-            f'<g class="hit" data-memory-id="{memory_id}">',
-            f'<text x="300" y="{y + 13}" font-size="11">#{row["rank"]} {memory_id}</text>',
-            f'<rect class="lexical" x="{x}" y="{y}" width="{left:.1f}" height="16" '
-            f'fill="{lexical}"><title>lexical {row["lexical_contribution"]:.6f}</title></rect>',
-            f'<rect class="recency" x="{x + left:.1f}" y="{y}" width="{right_part:.1f}" '
-            f'height="16" fill="{recency}"><title>recency '
-            f"{row['recency_contribution']:.6f}</title></rect>",
-            f'<text x="{x + left + right_part + 4:.1f}" y="{y + 13}" font-size="11">'
-            f"{float(row['total']):.3f}</text>",
-            "</g>",
-        ]
+        y, lex, rec = 28 + 22 * i, row["lexical_contribution"], row["recency_contribution"]
+        left, right_part, memory_id = (
+            scale * float(lex),
+            scale * float(rec),
+            html.escape(str(row["memory_id"])),
+        )
+        parts.append(
+            f'<g class="hit" data-memory-id="{memory_id}"><text x="300" y="{y + 13}" '
+            f'font-size="11">#{row["rank"]} {memory_id}</text>'
+            f'<rect class="lexical" x="500" y="{y}" width="{left:.1f}" height="16" '
+            f'fill="{lexical}"><title>lexical {lex:.6f}</title></rect>'
+            f'<rect class="recency" x="{500 + left:.1f}" y="{y}" width="{right_part:.1f}" '
+            f'height="16" fill="{recency}"><title>recency {rec:.6f}</title></rect>'
+            f'<text x="{500 + left + right_part + 4:.1f}" y="{y + 13}" font-size="11">'
+            f"{float(row['total']):.3f}</text></g>"
+        )
     return "".join([*parts, "</svg>"])
 
 
 # -- the widget box ------------------------------------------------------------------------------
-
-ViewModel = Callable[[PlaygroundState, PlaygroundCatalog], PlaygroundView]
 
 
 class PlaygroundApp:
     """ipywidgets inputs wired to ``playground_view``; every change redraws every output.
 
     ``app.widget`` is the box to display; ``app.set(query=..., limit=...)`` changes inputs
-    from code. ``app.timings`` holds the last refresh's ``recall_view_ms`` (recall and
-    view model) and ``refresh_ms`` (that, then everything rendered and handed to the
-    widgets). ``view`` is the view model (a test passes a failing one). Outputs go to
-    HTML widgets: no Output widget, whose routed display messages can stall headless runs.
+    from code, with one refresh. ``app.timings`` holds the last refresh's
+    ``recall_view_ms`` (recall and view model) and ``refresh_ms`` (that, then every panel
+    rendered and handed to the widgets). ``view`` is the view model (a test passes a
+    failing one). Outputs go to HTML widgets: no Output widget, whose routed display
+    messages can stall headless runs.
     """
 
     def __init__(
@@ -553,93 +454,64 @@ class PlaygroundApp:
         catalog: PlaygroundCatalog,
         state: PlaygroundState = DEFAULT_STATE,
         *,
-        view: ViewModel = playground_view,
+        view: Callable[[PlaygroundState, PlaygroundCatalog], PlaygroundView] = playground_view,
     ) -> None:
         import ipywidgets as w
 
         self.catalog, self.view_model, self.state = catalog, view, state
         self.view: PlaygroundView | None = None
         self.timings: dict[str, float] = {}
+        self.after_refresh: list[Callable[[PlaygroundApp], None]] = []  # use_pipeline's panel
         self._quiet = False
         wide = {"description_width": "initial"}
-
-        def slider(kind: Any, value: float, low: float, high: float, step: float, text: str) -> Any:
-            return kind(
-                value=value,
-                min=low,
-                max=high,
-                step=step,
-                description=text,
-                style=wide,
-                continuous_update=False,
-            )
-
         self.query = w.Text(
-            value=state.query,
-            description="query",
-            continuous_update=True,
-            layout=w.Layout(width="420px"),
-            style=wide,
+            value=state.query, description="query", layout=w.Layout(width="420px"), style=wide
         )
         self.dataset = w.Dropdown(
             options=[(spec.label, key) for key, spec in DATASETS.items()],
-            value=state.dataset,
-            description="dataset",
-            style=wide,
-        )
+            value=state.dataset, description="dataset", style=wide,
+        )  # fmt: skip
         self.user = w.Dropdown(
-            options=[(f"{u} · {user_scope_for(u)}", u) for u in USERS],
-            value=state.user,
-            description="user",
-            layout=w.Layout(width="440px"),
-            style=wide,
-        )
-        self.limit = w.IntSlider(
-            value=state.limit, min=1, max=10, description="limit", continuous_update=True
-        )
-        self.as_of = w.DatePicker(
-            value=parse_timestamp(state.as_of, "as_of").date(), description="as_of", style=wide
-        )
+            options=[(f"{u} · {user_scope_for(u)}", u) for u in USERS], value=state.user,
+            description="user", layout=w.Layout(width="440px"), style=wide,
+        )  # fmt: skip
+        self.limit = w.IntSlider(value=state.limit, min=1, max=10, description="limit")
+        day = parse_timestamp(state.as_of, "as_of").date()
+        self.as_of = w.DatePicker(value=day, description="as_of", style=wide)
         self.scorer = w.Dropdown(
             options=scorer_options(catalog), value=state.scorer, description="scorer", style=wide
         )
-        self.lexical = slider(w.FloatSlider, state.lexical_weight, 0, 1, 0.05, "lexical weight")
-        self.recency = slider(w.FloatSlider, state.recency_weight, 0, 1, 0.05, "recency weight")
-        window = int(state.recency_window_days)
-        self.window = slider(w.IntSlider, window, 1, 365, 1, "window (days)")
+        self.lexical, self.recency, self.window = (
+            kind(value=value, min=low, max=high, step=step, description=text, style=wide,
+                 continuous_update=False)
+            for kind, value, low, high, step, text in (
+                (w.FloatSlider, state.lexical_weight, 0, 1, 0.05, "lexical weight"),
+                (w.FloatSlider, state.recency_weight, 0, 1, 0.05, "recency weight"),
+                (w.IntSlider, int(state.recency_window_days), 1, 365, 1, "window (days)"),
+            )
+        )  # fmt: skip
         self.status = w.HTML(layout=w.Layout(min_height="20px"))
         self.summary, self.chart, self.table, self.context = (w.HTML() for _ in range(4))
-        for name in ("query", "dataset", "user", "limit", "as_of", "scorer", "status"):
-            getattr(self, name).add_class(f"playground-{name.replace('_', '-')}")
-        for name in ("summary", "chart", "table", "context"):
-            getattr(self, name).add_class(f"playground-{name}")
+        for name, widget in list(vars(self).items()):  # playground-query, ... for the tests
+            if isinstance(widget, w.DOMWidget) and name not in ("lexical", "recency", "window"):
+                widget.add_class(f"playground-{name.replace('_', '-')}")
         self._controls = {
-            "query": self.query,
-            "dataset": self.dataset,
-            "user": self.user,
-            "limit": self.limit,
-            "scorer": self.scorer,
-            "lexical_weight": self.lexical,
-            "recency_weight": self.recency,
+            "query": self.query, "dataset": self.dataset, "user": self.user,
+            "limit": self.limit, "as_of": self.as_of, "scorer": self.scorer,
+            "lexical_weight": self.lexical, "recency_weight": self.recency,
             "recency_window_days": self.window,
-        }
-        for control in (*self._controls.values(), self.as_of):
+        }  # fmt: skip
+        for control in self._controls.values():
             control.observe(self._on_change, names="value")
         self.widget = w.VBox(
             [
                 w.HBox([self.query, self.dataset]),
                 w.HBox([self.user, self.limit, self.as_of]),
                 w.HBox([self.scorer, self.lexical, self.recency, self.window]),
-                self.status,
-                self.summary,
-                self.chart,
-                self.table,
-                self.context,
+                *(self.status, self.summary, self.chart, self.table, self.context),
             ]
         )
         self.widget.add_class("memorylib-playground")
-        # called with the app after every successful refresh (use_pipeline's panel)
-        self.after_refresh: list[Callable[[PlaygroundApp], None]] = []
         self.refresh()
 
     def _read_state(self) -> PlaygroundState:
@@ -658,11 +530,18 @@ class PlaygroundApp:
             recency_window_days=float(self.window.value),
         )
 
-    def _quietly(self, change: Callable[[], None]) -> None:
-        """Change inputs without a refresh for each (the caller refreshes once)."""
+    def _quietly(self, options: list[tuple[str, str]] | None = None, **values: Any) -> None:
+        """Set inputs (by ``PlaygroundState`` field) without a refresh for each; the caller
+        refreshes once. ``options``: the scorer menu's new options, set first."""
         self._quiet = True
         try:
-            change()
+            if options is not None:
+                self.scorer.options = options
+            for name, value in values.items():
+                is_text = name == "as_of" and isinstance(value, str)
+                self._controls[name].value = (
+                    parse_timestamp(value, "as_of").date() if is_text else value
+                )
         finally:
             self._quiet = False
 
@@ -670,46 +549,23 @@ class PlaygroundApp:
         if self._quiet:
             return
         if change["owner"] is self.dataset:  # a dataset brings its own clock and user
-
-            def reset() -> None:
-                spec = DATASETS[self.dataset.value]
-                self.as_of.value = parse_timestamp(spec.as_of, "as_of").date()
-                self.user.value = spec.default_user
-
-            self._quietly(reset)
+            spec = DATASETS[self.dataset.value]
+            self._quietly(as_of=spec.as_of, user=spec.default_user)
         if change["owner"] is self.scorer:  # a scorer starts from its own weights
-            self._quietly(lambda: self._preset(self.scorer.value))
+            self._quietly(**_preset(self.scorer.value))
         self.refresh()
-
-    def _preset(self, scorer: str) -> None:
-        self.lexical.value, self.recency.value = SCORER_PRESETS[scorer]
 
     def use_scorer(self, score: ScoreFunction | None) -> PlaygroundView:
         """Register ``score`` (your scoring function) as the "yours" scorer and show it;
         ``None`` removes it and goes back to coverage."""
         self.catalog.use_scorer(score)
-
-        def switch() -> None:
-            self.scorer.options = scorer_options(self.catalog)
-            self.scorer.value = YOURS if score is not None else "coverage"
-            self._preset(self.scorer.value)
-
-        self._quietly(switch)
-        self.refresh()
-        assert self.view is not None
-        return self.view
+        key = YOURS if score is not None else "coverage"
+        self._quietly(scorer_options(self.catalog), scorer=key, **_preset(key))
+        return self.set()
 
     def set(self, **changes: Any) -> PlaygroundView:
         """Change inputs from code (``app.set(query="...", limit=3)``) and refresh once."""
-
-        def apply() -> None:
-            for name, value in changes.items():
-                if name == "as_of":
-                    self.as_of.value = parse_timestamp(value, "as_of").date()
-                else:
-                    self._controls[name].value = value
-
-        self._quietly(apply)
+        self._quietly(**changes)
         self.refresh()
         assert self.view is not None
         return self.view
@@ -727,10 +583,8 @@ class PlaygroundApp:
             view = self.view_model(state, self.catalog)
             middle = time.perf_counter()
             css = "playground-summary" + (" playground-error" if view.error else "")
-            self.summary.value = (
-                f'<pre class="{css}" style="{_PRE};font-size:12px">'
-                f"{html.escape(summary_text(view))}</pre>"
-            )
+            summary = html.escape(summary_text(view))
+            self.summary.value = f'<pre class="{css}" style="{_PRE};font-size:12px">{summary}</pre>'
             self.chart.value = playground_svg(view)
             self.table.value = hits_table_html(view)
             self.context.value = context_html(view)
@@ -753,220 +607,93 @@ class PlaygroundApp:
             hook(self)
 
 
-def measure_refresh(
-    app: PlaygroundApp, states: Iterable[dict[str, Any]], *, repeat: int = 3
-) -> pd.DataFrame:
-    """Drive ``app`` through ``states`` (``app.set(**changes)``), ``repeat`` times each.
+# -- your pipeline beside the library's (notebook 06c's capstone) --------------------------------
 
-    One row per (dataset, measure): median, p95 and max in ms over every refresh, beside
-    the budget. ``recall + view model`` is ``playground_view`` alone; ``full refresh``
-    adds the rendering handed to the widgets (the browser's drawing is measured by the
-    browser tests).
-    """
-    samples: dict[tuple[str, str], list[float]] = {}
-    for changes in states:
-        for _ in range(repeat):
-            app.set(**changes)
-            for measure, key in (
-                ("recall + view model", "recall_view_ms"),
-                ("full refresh", "refresh_ms"),
-            ):
-                samples.setdefault((app.state.dataset, measure), []).append(app.timings[key])
-    rows = []
-    for (dataset, measure), values in samples.items():
-        ordered = sorted(values)
-        rows.append(
-            {
-                "dataset": dataset,
-                "measure": measure,
-                "refreshes": len(values),
-                "median_ms": round(statistics.median(values), 1),
-                "p95_ms": round(
-                    ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1
-                ),
-                "max_ms": round(max(values), 1),
-                "budget_ms": 50 if measure == "recall + view model" else 300,
-            }
-        )
-    return pd.DataFrame(rows)
+AUTO_RECORDS = 2_000  # your pipeline reads every record per query: larger stores are skipped
+_CHAPTER = ScoringPolicy()
 
 
-# -- your pipeline beside the library's (notebook 06's capstone) ---------------------------------
-
-AUTO_RECORDS = 2_000  # larger stores are compared on request only (a second or two each)
-
-
-@dataclass(frozen=True)
-class YoursView:
-    """Your run and the library's for one state (``error``: the query was rejected)."""
-
-    state: PlaygroundState
-    yours: tuple[str, ...]  # the contract names of the functions that are yours
-    comparison: Comparison | None
-    error: str | None = None
-    note: str | None = None  # the sliders' policy is not the chapter's weights
-
-    @property
-    def difference(self) -> tuple[str, str] | None:
-        return None if self.comparison is None else self.comparison.difference
-
-
-def yours_view(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline) -> YoursView:
-    """Run ``pipeline`` and the library's on ``state``'s query over every record (the
-    taught path). Your scorer implements the chapter's formula, so both use the
-    chapter's weights with the contract's recency curve whatever the sliders say;
-    ``note`` says so when they differ."""
+def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline) -> str:
+    """Your pipeline and the library's on ``state``'s query over every record (the taught
+    path), side by side, and the first stage where they differ. Your scorer implements
+    the chapter's formula, so both use the chapter's weights whatever the sliders say."""
+    records = catalog.records(state.dataset, state.user)
+    whose = ", ".join(pipeline.yours) or "none yet (every stage is the library's)"
+    head = f"<b>your pipeline</b> · your functions: {html.escape(whose)}"
+    if len(records) > AUTO_RECORDS:
+        note = f"not compared: your pipeline would read all {len(records):,} records per query"
+        return f'<div class="playground-yours-view" data-same="no">{head}<br>{note}</div>'
     try:
         comparison = pipeline.compare(
-            state.query,
-            catalog.records(state.dataset, state.user),
-            user_scope=user_scope_for(state.user),
-            as_of=state.as_of,
-            limit=state.limit,
-            query_id=state.query_id,
-        )
+            state.query, records, user_scope=user_scope_for(state.user), as_of=state.as_of,
+            limit=state.limit, query_id=state.query_id,
+        )  # fmt: skip
     except RemoteMemoryError as exc:
-        return YoursView(state, pipeline.yours, None, f"{type(exc).__name__}: {exc}")
-    sliders = (state.lexical_weight, state.recency_weight, state.recency_window_days)
-    note = None
-    chapter = (DEFAULT_LEXICAL_WEIGHT, DEFAULT_RECENCY_WEIGHT, DEFAULT_RECENCY_WINDOW_DAYS)
-    if sliders != chapter or state.scorer != "coverage":
-        note = (
-            "both columns use the chapter's weights (0.85 / 0.15) with the contract's "
-            "recency curve (30 days), as your score_recall_candidate does; the playground "
-            "above uses the sliders' policy"
-        )
-    return YoursView(state, pipeline.yours, comparison, note=note)
-
-
-def _hit_cells(hit: Any) -> str:
-    if hit is None:
-        return "<td></td><td></td>"
-    return (
-        f'<td class="memory-id">{html.escape(hit.memory_id)}</td>'
-        f'<td class="total">{hit.score_breakdown.total:.6f}</td>'
-    )
-
-
-def yours_html(view: YoursView) -> str:
-    """The panel: whose functions run, both hit lists side by side, the first difference."""
-    whose = ", ".join(view.yours) if view.yours else "none yet (every stage is the library's)"
-    same = view.comparison is not None and view.difference is None
-    parts = [
-        '<div class="playground-yours-view" '
-        f'data-query="{html.escape(view.state.query)}" data-limit="{view.state.limit}" '
-        f'data-same="{"yes" if same else "no"}" style="font-size:12px;line-height:1.35">',
-        f"<b>your pipeline</b> · your functions: {html.escape(whose)}",
+        error = html.escape(f"Query rejected — {type(exc).__name__}: {exc}")
+        return f'<div class="playground-yours-view" data-same="no">{head}<br>{error}</div>'
+    difference = comparison.difference
+    runs = [
+        run.result.hits if run.result else () for run in (comparison.reference, comparison.yours)
     ]
-    if view.comparison is None:
-        error = html.escape(view.error or "")
-        return "".join([*parts, f'<div style="color:#a61b1b">Query rejected — {error}</div></div>'])
-    if view.note:
-        parts.append(f'<div style="color:#8a6d00">{html.escape(view.note)}</div>')
-    runs = (view.comparison.reference, view.comparison.yours)
-    ours, theirs = (run.result.hits if run.result else () for run in runs)
-    rows = []
-    for position in range(max(len(ours), len(theirs))):
-        a = ours[position] if position < len(ours) else None
-        b = theirs[position] if position < len(theirs) else None
-        equal = a is not None and a == b
-        rows.append(
-            f'<tr class="{"same" if equal else "differs"}"><td>{position + 1}</td>'
-            f"{_hit_cells(a)}{_hit_cells(b)}<td>{'=' if equal else '≠'}</td></tr>"
+    rows = [
+        f"<tr><td>{n + 1}</td>"
+        + "".join(
+            f"<td>{html.escape(h.memory_id)}</td><td>{h.score_breakdown.total:.6f}</td>"
+            if n < len(hits) and (h := hits[n])
+            else "<td></td><td></td>"
+            for hits in runs
         )
-    parts.append(
-        '<table class="playground-yours-hits" style="border-collapse:collapse">'
-        "<thead><tr><th>rank</th><th>library</th><th>total</th><th>yours</th><th>total</th>"
-        f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + "</tr>"
+        for n in range(max(map(len, runs)))
+    ]
+    sliders = (state.lexical_weight, state.recency_weight, state.recency_window_days)
+    chapter = (_CHAPTER.lexical_weight, _CHAPTER.recency_weight, _CHAPTER.recency_window_days)
+    policy = "" if sliders == chapter and state.scorer == "coverage" else (
+        "<br>both columns use the chapter's weights (0.85 / 0.15) with the contract's recency "
+        "curve (30 days), as your score_recall_candidate does; the playground above uses "
+        "the sliders' policy"
+    )  # fmt: skip
+    verdict = (
+        "the same at every stage: normalize, candidate, score, stable rank, render"
+        if difference is None
+        else f"first difference at stage <b>{html.escape(difference[0])}</b>: "
+        + html.escape(difference[1])
     )
-    if view.difference is None:
-        verdict = (
-            "color:#1b7a3a",
-            "the same at every stage: normalize, candidate, score, stable rank, render",
-        )
-    else:
-        stage, detail = view.difference
-        verdict = (
-            "color:#a61b1b",
-            f"first difference at stage <b>{html.escape(stage)}</b>: {html.escape(detail)}",
-        )
-    parts.append(f'<div class="playground-yours-verdict" style="{verdict[0]}">{verdict[1]}</div>')
-    return "".join([*parts, "</div>"])
+    return (
+        f'<div class="playground-yours-view" data-query="{html.escape(state.query)}" '
+        f'data-same="{"yes" if difference is None else "no"}" style="font-size:12px">{head}{policy}'
+        '<table class="playground-yours-hits"><tr><th>rank</th><th>library</th><th>total</th>'
+        f"<th>yours</th><th>total</th></tr>{''.join(rows)}</table>"
+        f'<div class="playground-yours-verdict">{verdict}</div></div>'
+    )
 
 
-class YoursPanel:
-    """A checkbox, a button and an HTML box under a ``PlaygroundApp``, refreshed with it.
-
-    It compares automatically on stores of up to ``AUTO_RECORDS`` records, on larger ones
-    when "compare now" is pressed; the checkbox turns it off.
-    """
-
-    def __init__(self, app: PlaygroundApp, pipeline: Pipeline) -> None:
-        import ipywidgets as w
-
-        self.pipeline = pipeline
-        self.view: YoursView | None = None
-        self.toggle = w.Checkbox(value=True, description="compare with your pipeline", indent=False)
-        self.button = w.Button(description="compare now")
-        self.output = w.HTML()
-        self.toggle.add_class("playground-yours-toggle")
-        self.button.add_class("playground-yours-now")
-        self.output.add_class("playground-yours")
-        self.widget = w.VBox([w.HBox([self.toggle, self.button]), self.output])
-        self.toggle.observe(lambda change: self.refresh(app), names="value")
-        self.button.on_click(lambda button: self.refresh(app, force=True))
-
-    def refresh(self, app: PlaygroundApp, *, force: bool = False) -> None:
-        self.view = None
-        if not self.toggle.value:
-            self.output.value = ""
-            return
-        state = app.state
-        size = len(app.catalog.records(state.dataset, state.user))
-        if size > AUTO_RECORDS and not force:
-            self.output.value = (
-                '<div class="playground-yours-paused" style="font-size:12px;color:#8a6d00">'
-                f"your pipeline reads all {size:,} records on every query: press "
-                "<i>compare now</i> to compare it with the library's for this state</div>"
-            )
-            return
-        try:
-            self.view = yours_view(state, app.catalog, self.pipeline)
-            self.output.value = yours_html(self.view)
-        except Exception as exc:  # a bug must not break the playground above it
-            self.view = None
-            self.output.value = (
-                f'<div class="playground-error">Internal error in the comparison — '
-                f"{type(exc).__name__}: {html.escape(str(exc))}</div>"
-            )
-
-
-_PANELS: weakref.WeakKeyDictionary[PlaygroundApp, YoursPanel] = weakref.WeakKeyDictionary()
-
-
-def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> YoursPanel:
+def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> Any:
     """Show ``pipeline`` (``buildit.Pipeline.from_notebooks(".")``) beside the library's
-    under ``app``, after every refresh; a second call replaces the panel."""
-    previous = _PANELS.pop(app, None)
-    if previous is not None:
-        app.after_refresh.remove(previous.refresh)
-        app.widget.children = tuple(c for c in app.widget.children if c is not previous.widget)
-    panel = YoursPanel(app, pipeline)
-    _PANELS[app] = panel
-    app.after_refresh.append(panel.refresh)
-    app.widget.children = (*app.widget.children, panel.widget)
-    panel.refresh(app)
+    under ``app``, after every refresh; a second call replaces the pipeline. The panel."""
+    import ipywidgets as w
+
+    panel = getattr(app, "yours_panel", None)
+    if panel is None:
+        app.yours_panel = panel = w.HTML()
+        panel.add_class("playground-yours")
+        app.widget.children = (*app.widget.children, panel)
+        app.after_refresh.append(
+            lambda app: setattr(
+                app.yours_panel, "value", yours_html(app.state, app.catalog, app.yours_pipeline)
+            )
+        )
+    app.yours_pipeline = pipeline
+    panel.value = yours_html(app.state, app.catalog, pipeline)
     return panel
 
 
 # -- your turn ------------------------------------------------------------------------------------
 
-
 # The records whose text notebook 08 prints before its exercise: the hits of its opening
-# state for Mei (titles and snippets, section 2) and of "cache TTL" for each course user
-# (titles and clauses, section 4). The exercise asks for a word found in the playground,
-# so a word of any of these records is refused (the whole record: a superset of what is
-# printed, and a rule a student can read).
+# state for Mei (section 2) and of "cache TTL" for each course user (section 4). The
+# exercise asks for a word found in the playground, so a word of any of these records is
+# refused (the whole record: a superset of what is printed, and a rule a student can read).
 PRINTED_HITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (DEFAULT_STATE.query, (COURSE_USERS[0],)),
     ("cache TTL", COURSE_USERS),
@@ -997,28 +724,14 @@ def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
     return words
 
 
-def check_isolation_query(
-    answer: object,
-    catalog: PlaygroundCatalog,
-    *,
-    users: Sequence[str] = (COURSE_USERS[0], COURSE_USERS[1]),
-    dataset: str = "course",
-) -> CheckResult:
-    """Self-check: a query that gives user A hits in ``dataset`` and user B none at all,
-    without a word of a record notebook 08 printed above (``printed_words``).
-
-    Right, wrong with a hint, or not answered yet for the ``...`` placeholder.
-    """
-    first, second = users
-    clock = DATASETS[dataset].as_of
+def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckResult:
+    """Self-check: a query that gives Mei hits in the course corpus and Omar none at all (the
+    opening state otherwise), without a word of a record 08 printed above (``printed_words``)."""
+    first, second = COURSE_USERS[:2]
 
     def judge(query: str) -> CheckResult:
-        a, b = (
-            playground_view(
-                PlaygroundState(query=query, user=user, dataset=dataset, as_of=clock), catalog
-            )
-            for user in users
-        )
+        a, b = (replace(DEFAULT_STATE, query=query, user=user) for user in (first, second))
+        a, b = playground_view(a, catalog), playground_view(b, catalog)
         if a.error or a.result is None or a.query is None:
             return wrong(f"The query was rejected: {a.error}")
         if not a.hit_ids:

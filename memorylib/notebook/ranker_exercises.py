@@ -1,18 +1,6 @@
-"""The check of notebook 10's "Your turn" (beyond the teaching ranker), on the exercise engine.
-
-``check_my_score(my_score)``: the student writes **idf-weighted coverage**, a scoring
-function with ``score_recall_candidate``'s signature and breakdown contract whose lexical
-part weighs each matched term by its idf. ``MY_SCORE`` checks it against a reference on
-worked examples from the course corpus (Mei's history), then on generated candidates
-(every course user, other clocks and policies), and names the first field that breaks the
-contract, with a hint from its catalogue of typical mistakes (plain coverage renamed, the
-idf share put in ``lexical_coverage``, divided by the number of terms, the chapter's
-policy or window instead of the one given, contributions left unweighted, ...).
-
-The checker lives here, not in the notebook, so no accepted answer is on screen before the
-attempt; the notebook's own code (rankings, idf, the benchmark tables, the paired test) is
-in its cells.
-"""
+"""Notebook 10's "Your turn" check, ``check_my_score``: the student's idf-weighted coverage
+against a reference, on worked examples from Mei's history and on generated candidates (every
+course user, other clocks and policies), each typical mistake named with its hint."""
 
 from __future__ import annotations
 
@@ -29,7 +17,7 @@ from memorylib import (
     recency_score,
     user_scope_for,
 )
-from memorylib.candidates import CandidateSet, record_term_counts, retracted_ids
+from memorylib.candidates import record_term_counts, retracted_ids
 from memorylib.datasets import COURSE_AS_OF, COURSE_USERS, course_records
 from memorylib.notebook.exercises import (
     Call,
@@ -47,62 +35,38 @@ from memorylib.timestamps import age_in_days, parse_timestamp
 
 __all__ = ["BREAKDOWN_FIELDS", "MY_SCORE", "check_my_score"]
 
-MEI = COURSE_USERS[0]
+CHAPTER = ScoringPolicy()
 
 
-def _searched(user: str) -> tuple:
-    """The records recall searches: conversations that no retraction hides."""
-    records = course_records(user)
-    hidden = retracted_ids(records)
-    return tuple(
-        r for r in records if r.kind is MemoryKind.CONVERSATION and r.memory_id not in hidden
-    )
-
-
-# -- the reference and its typical wrong variants ------------------------------------------
-
-
-def _idf_scorer(
-    *,
-    name: str = "idf_coverage",
-    lexical: str = "idf",
-    coverage: str = "share",
-    policy_used: bool = True,
-    policy_reported: bool = True,
-    window_used: bool = True,
-    weighted: bool = True,
-) -> Callable[..., RecallScoreBreakdown]:
-    """The exercise's answer (idf-weighted coverage plus the policy's recency), or, with
-    one keyword changed, a typical wrong one (each keyword names the rule it breaks)."""
+def _idf_scorer(name="idf_coverage", lexical="idf", **broken: bool) -> Callable[..., object]:
+    """The answer (idf-weighted coverage plus the policy's recency), or a typical wrong one:
+    ``name`` or ``lexical`` changed, or one rule of ``broken`` set False."""
+    rule = {"share": True, "policy": True, "window": True, "reported": True, "weighted": True}
+    rule |= broken
 
     def score(query, candidate, *, as_of, policy, corpus) -> RecallScoreBreakdown:
         weight = {term: idf(term, corpus) for term in query.terms}
         matched = sum(weight[t] for t in candidate.matched_terms)
         share = len(candidate.matched_terms) / len(query.terms)
-        lexical_score = {
-            "idf": matched / sum(weight.values()),
-            "coverage": share,
-            "matched": matched,
-            "per_term": matched / len(query.terms),
-        }[lexical]
-        chapter = ScoringPolicy()
-        used = policy if policy_used else chapter
-        window = used.recency_window_days if window_used else chapter.recency_window_days
+        per = {"idf": sum(weight.values()), "matched": 1, "per_term": len(query.terms)}
+        lexical_score = share if lexical == "coverage" else matched / per[lexical]
+        used = policy if rule["policy"] else CHAPTER
+        window = (used if rule["window"] else CHAPTER).recency_window_days
         recency = recency_score(age_in_days(candidate.captured_at, as_of), window)
-        lexical_part = used.lexical_weight * lexical_score if weighted else lexical_score
-        recency_part = used.recency_weight * recency if weighted else recency
-        reported = used if policy_reported else chapter
+        lexical_part = used.lexical_weight * lexical_score if rule["weighted"] else lexical_score
+        recency_part = used.recency_weight * recency if rule["weighted"] else recency
+        told = used if rule["reported"] else CHAPTER
         return RecallScoreBreakdown(
             matched_terms=candidate.matched_terms,
             query_term_count=len(query.terms),
-            lexical_coverage=round(lexical_score if coverage == "idf" else share, 6),
+            lexical_coverage=round(share if rule["share"] else lexical_score, 6),
             recency=round(recency, 6),
             lexical_contribution=round(lexical_part, 6),
             recency_contribution=round(recency_part, 6),
             total=round(lexical_part + recency_part, 6),
-            lexical_weight=reported.lexical_weight,
-            recency_weight=reported.recency_weight,
-            recency_window_days=reported.recency_window_days,
+            lexical_weight=told.lexical_weight,
+            recency_weight=told.recency_weight,
+            recency_window_days=told.recency_window_days,
             scorer=name,
             lexical_score=round(lexical_score, 6),
         )
@@ -111,18 +75,9 @@ def _idf_scorer(
 
 
 BREAKDOWN_FIELDS = (  # what the check compares, in this order
-    "scorer",
-    "matched_terms",
-    "query_term_count",
-    "lexical_coverage",
-    "lexical_score",
-    "recency",
-    "lexical_weight",
-    "recency_weight",
-    "recency_window_days",
-    "lexical_contribution",
-    "recency_contribution",
-    "total",
+    *("scorer", "matched_terms", "query_term_count", "lexical_coverage", "lexical_score"),
+    *("recency", "lexical_weight", "recency_weight", "recency_window_days"),
+    *("lexical_contribution", "recency_contribution", "total"),
 )
 
 
@@ -145,56 +100,49 @@ def _read(result: object, call: Call) -> dict[str, object]:
 
 
 def _show(fields: dict[str, object]) -> str:
-    return ", ".join(
-        f"{name} {fields[name]!r}" for name in BREAKDOWN_FIELDS if name != "matched_terms"
+    return ", ".join(f"{k} {v!r}" for k, v in fields.items() if k != "matched_terms")
+
+
+@functools.cache
+def _found(text: str, user: str, as_of: str) -> tuple:
+    """The query and its candidate set, on ``user``'s course records at ``as_of``."""
+    query = normalize_recall_query(
+        text, user_scope=user_scope_for(user), limit=10, query_id="q-10-check", issued_at=as_of
     )
+    return query, build_recall_candidates(query, course_records(user))
+
+
+def _call(text: str, user: str, as_of: str, memory_id: str, policy=CHAPTER) -> Call:
+    query, found = _found(text, user, as_of)
+    (candidate,) = [c for c in found.candidates if c.record.memory_id == memory_id]
+    at = parse_timestamp(as_of, "as_of")
+    return Call(query, candidate, as_of=at, policy=policy, corpus=found.corpus)
 
 
 @functools.cache
 def _words(user: str) -> st.SearchStrategy[list[str]]:
-    """1-3 distinct words of ``user``'s searched records (so there are candidates)."""
-    vocabulary = sorted({t for r in _searched(user) for t in record_term_counts(r)})
-    return st.lists(st.sampled_from(vocabulary), min_size=1, max_size=3, unique=True)
-
-
-@functools.cache
-def _found(text: str, user: str, as_of: str) -> CandidateSet:
-    query = normalize_recall_query(
-        text, user_scope=user_scope_for(user), limit=10, query_id="q-10-check", issued_at=as_of
-    )
-    return build_recall_candidates(query, course_records(user))
-
-
-def _case(text: str, user: str, as_of: str, memory_id: str, policy: ScoringPolicy) -> Call:
-    found = _found(text, user, as_of)
-    query = normalize_recall_query(
-        text, user_scope=user_scope_for(user), limit=10, query_id="q-10-check", issued_at=as_of
-    )
-    (candidate,) = [c for c in found.candidates if c.record.memory_id == memory_id]
-    moment = parse_timestamp(as_of, "as_of")
-    return Call(query, candidate, as_of=moment, policy=policy, corpus=found.corpus)
-
-
-_POLICIES = st.sampled_from(
-    (ScoringPolicy(), ScoringPolicy(0.7, 0.3, 14.0), ScoringPolicy(0.5, 0.5, 90.0))
-)
-_CLOCKS = st.sampled_from((COURSE_AS_OF, "2026-06-01T00:00:00Z", "2026-03-15T12:30:00Z"))
+    """1-3 distinct words of the conversations no retraction hides (so there are candidates)."""
+    records = course_records(user)
+    hidden = retracted_ids(records)
+    searched = [r for r in records if r.kind is MemoryKind.CONVERSATION]
+    vocabulary = {t for r in searched if r.memory_id not in hidden for t in record_term_counts(r)}
+    return st.lists(st.sampled_from(sorted(vocabulary)), min_size=1, max_size=3, unique=True)
 
 
 @st.composite
 def _calls(draw: st.DrawFn) -> Call:
-    """Words of a user's own records (so there are candidates) and "the", another clock
-    and policy than the chapter's, one of the candidates."""
+    """A user's own words and "the", another clock and policy, one of the candidates."""
     user = draw(st.sampled_from(COURSE_USERS))
-    text, as_of = " ".join([*draw(_words(user)), "the"]), draw(_CLOCKS)
-    found = _found(text, user, as_of)
+    text = " ".join([*draw(_words(user)), "the"])
+    as_of = draw(st.sampled_from((COURSE_AS_OF, "2026-06-01T00:00:00Z", "2026-03-15T12:30:00Z")))
+    found = _found(text, user, as_of)[1]
     memory_id = draw(st.sampled_from([c.record.memory_id for c in found.candidates]))
-    return _case(text, user, as_of, memory_id, draw(_POLICIES))
+    policies = (CHAPTER, ScoringPolicy(0.7, 0.3, 14.0), ScoringPolicy(0.5, 0.5, 90.0))
+    return _call(text, user, as_of, memory_id, draw(st.sampled_from(policies)))
 
 
 def _show_call(name: str, call: Call) -> str:
-    query, candidate = call.args
-    policy = call.kwargs["policy"]
+    (query, candidate), policy = call.args, call.kwargs["policy"]
     return (
         f"{name}(query, candidate, as_of, policy, corpus) with query {query.text!r} (terms "
         f"{', '.join(query.terms)}) on {candidate.record.memory_id} (matching "
@@ -204,90 +152,67 @@ def _show_call(name: str, call: Call) -> str:
     )
 
 
+def _mei(text: str, memory_id: str) -> Named:
+    name = f"Mei's {text!r}" if text.isascii() else f"Mei's Chinese {text}"
+    return Named(f"{name} on {memory_id}", _call(text, COURSE_USERS[0], COURSE_AS_OF, memory_id))
+
+
+# The catalogue: each typical mistake, the keywords that make _idf_scorer commit it, its hint.
+_VARIANTS = {
+    "the scorer is not named": {"name": "coverage"},
+    "lexical_coverage holds the idf share": {"share": False},
+    "plain coverage": {"lexical": "coverage"},
+    "the matched idf not divided": {"lexical": "matched"},
+    "divided by the number of terms": {"lexical": "per_term"},
+    "the chapter's policy, not this one": {"policy": False},
+    "a 30-day window": {"window": False},
+    "the policy not reported": {"reported": False},
+    "contributions not weighted": {"weighted": False},
+}
+_HINTS = {
+    "the scorer is not named": "Name your scorer: scorer='idf_coverage' (the default, "
+    "'coverage', claims to be the chapter's scorer).",
+    "lexical_coverage holds the idf share": "lexical_coverage stays the chapter's share of "
+    "matched terms (the stable rank's second key); put your idf share in lexical_score.",
+    "plain coverage": "That is plain coverage: every term weighs the same. Weigh each term by "
+    "idf(term, corpus).",
+    "the matched idf not divided": "Divide the matched terms' idf by the idf of all query "
+    "terms (a 0..1 share).",
+    "divided by the number of terms": "Divide by the query terms' total idf, not by their "
+    "number: a rare term must count more than 'the'.",
+    "the chapter's policy, not this one": "Use the policy you are given (policy.lexical_weight, "
+    "policy.recency_weight, policy.recency_window_days), not the chapter's 0.85 / 0.15 and 30 "
+    "days.",
+    "a 30-day window": "recency = recency_score(age_in_days(candidate.captured_at, as_of), "
+    "policy.recency_window_days): the policy's window, not 30.",
+    "the policy not reported": "Report the weights and window you used: "
+    "lexical_weight=policy.lexical_weight, recency_weight=policy.recency_weight, "
+    "recency_window_days=policy.recency_window_days.",
+    "contributions not weighted": "lexical_contribution = policy.lexical_weight × "
+    "lexical_score and recency_contribution = policy.recency_weight × recency; the total is "
+    "their sum.",
+}
+
 MY_SCORE = FunctionExercise(
     function="my_score",
     reference=_idf_scorer(),
     examples=(
-        Named(
-            "Mei's 'the bigram' on mei-conv-060",
-            _case("the bigram", MEI, COURSE_AS_OF, "mei-conv-060", ScoringPolicy()),
-        ),
-        Named(
-            "Mei's 'the bigram' on mei-conv-069",
-            _case("the bigram", MEI, COURSE_AS_OF, "mei-conv-069", ScoringPolicy()),
-        ),
-        Named(
-            "Mei's Chinese 上下文预算 on mei-conv-016",
-            _case("上下文预算", MEI, COURSE_AS_OF, "mei-conv-016", ScoringPolicy()),
-        ),
+        _mei("the bigram", "mei-conv-060"),
+        _mei("the bigram", "mei-conv-069"),
+        _mei("上下文预算", "mei-conv-016"),
     ),
     cases=_calls(),
     read=_read,
     show=_show,
     show_call=_show_call,
-    mistakes=(
-        Mistake(
-            "the scorer is not named",
-            "Name your scorer: scorer='idf_coverage' (the default, 'coverage', claims to be "
-            "the chapter's scorer).",
-            _idf_scorer(name="coverage"),
-        ),
-        Mistake(
-            "lexical_coverage holds the idf share",
-            "lexical_coverage stays the chapter's share of matched terms (the stable rank's "
-            "second key); put your idf share in lexical_score.",
-            _idf_scorer(coverage="idf"),
-        ),
-        Mistake(
-            "plain coverage",
-            "That is plain coverage: every term weighs the same. Weigh each term by "
-            "idf(term, corpus).",
-            _idf_scorer(lexical="coverage"),
-        ),
-        Mistake(
-            "the matched idf not divided",
-            "Divide the matched terms' idf by the idf of all query terms (a 0..1 share).",
-            _idf_scorer(lexical="matched"),
-        ),
-        Mistake(
-            "divided by the number of terms",
-            "Divide by the query terms' total idf, not by their number: a rare term must count "
-            "more than 'the'.",
-            _idf_scorer(lexical="per_term"),
-        ),
-        Mistake(
-            "the chapter's policy, not this one",
-            "Use the policy you are given (policy.lexical_weight, policy.recency_weight, "
-            "policy.recency_window_days), not the chapter's 0.85 / 0.15 and 30 days.",
-            _idf_scorer(policy_used=False),
-        ),
-        Mistake(
-            "a 30-day window",
-            "recency = recency_score(age_in_days(candidate.captured_at, as_of), "
-            "policy.recency_window_days): the policy's window, not 30.",
-            _idf_scorer(window_used=False),
-        ),
-        Mistake(
-            "the policy not reported",
-            "Report the weights and window you used: lexical_weight=policy.lexical_weight, "
-            "recency_weight=policy.recency_weight, recency_window_days=policy.recency_window_days.",
-            _idf_scorer(policy_reported=False),
-        ),
-        Mistake(
-            "contributions not weighted",
-            "lexical_contribution = policy.lexical_weight × lexical_score and recency_contribution "
-            "= policy.recency_weight × recency; the total is their sum.",
-            _idf_scorer(weighted=False),
-        ),
-    ),
+    mistakes=tuple(Mistake(n, hint, _idf_scorer(**_VARIANTS[n])) for n, hint in _HINTS.items()),
     generated=40,  # each case runs the candidate stage over a user's records
 )
 
 
 def check_my_score(answer: object) -> CheckResult:
     """Build-it check: ``answer(query, candidate, *, as_of, policy, corpus)`` must return
-    the idf_coverage breakdown on the named candidates and on generated ones (other users,
-    clocks and policies)."""
+    the idf_coverage breakdown on the named candidates and on generated ones."""
     return check_value(
         answer,
         lambda function: check_function(MY_SCORE, function),

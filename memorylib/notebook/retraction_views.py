@@ -1,10 +1,5 @@
-"""The self-check of notebook 07b's "Your turn": what six retractions leave behind.
-
-Everything else notebook 07b shows is written in its cells. The checker stays here so
-that the answer is not on the student's screen: it runs the six steps for real on a
-fresh teaching store in a temporary directory and answers the five questions from it.
-``store.retract`` goes beyond the chapter (see CONTRACT.md).
-"""
+"""The self-check of notebook 07b: six retractions (beyond the chapter, CONTRACT.md) run here for
+real on a fresh teaching store, so that no answer is on the student's screen."""
 
 from __future__ import annotations
 
@@ -12,32 +7,13 @@ import tempfile
 from pathlib import Path
 
 from memorylib import MemorySource, RecallEngine, RemoteMemoryStore, seed_teaching_store
-from memorylib.notebook.common import NO_ERROR, typed_attempt
-from memorylib.notebook.exercises import (
-    CheckResult,
-    check_value,
-    expect_labels,
-    grade_labels,
-    right,
-)
+from memorylib.notebook import exercises as ex
+from memorylib.notebook.common import typed_attempt
 from memorylib.timestamps import TEACHING_AS_OF
 
-__all__ = [
-    "EXERCISE_QUESTIONS",
-    "EXERCISE_STEPS",
-    "check_retraction_predictions",
-    "exercise_truth",
-]
-
-_SOURCE = MemorySource(
-    "review-2026-08-02", "design_review", "memory design review", "2026-08-02T09:00:00Z"
-)
-
-# -- the exercise: predict what six retractions leave behind ------------------------------------
-
-# (target, retraction_id), retracted in this order on a fresh teaching store
-# (profile-001 and conversation-001..006: 7 lines); step 4 targets a retraction.
-_STEPS = (
+# (target, retraction_id), retracted in this order on a fresh teaching store (profile-001 and
+# conversation-001..006: 7 lines); step 4 targets a retraction. The notebook's table shows them.
+EXERCISE_STEPS = (
     ("profile-001", "r-1"),
     ("conversation-005", "r-2"),
     ("conversation-005", "r-3"),
@@ -45,20 +21,7 @@ _STEPS = (
     ("conversation-002", "r-5"),
     ("conversation-006", "r-6"),
 )
-# step -> the call, as shown to the student (exercise_truth runs exactly these)
-EXERCISE_STEPS: dict[str, str] = {
-    str(step): f'store.retract("{target}", reason=..., source=..., retraction_id="{rid}")'
-    for step, (target, rid) in enumerate(_STEPS, start=1)
-}
-
-EXERCISE_QUESTIONS: dict[str, str] = {
-    "lines": "len(store.read_all()) after the six steps (an int)",
-    "returned": "the memory_id of the record step 3 returns (a str)",
-    "profile": "store.latest_profile(): its memory_id, or None",
-    "searched": 'RecallEngine(store).recall("memory").searched_records (an int)',
-    "retracted": 'RecallEngine(store).recall("memory").retracted_records (an int)',
-}
-
+# the five questions of the notebook's second table, each with its hint
 _HINTS = {
     "lines": "count what each step appends: a repeated retraction returns the first one, "
     "and a refused call writes nothing.",
@@ -71,26 +34,25 @@ _HINTS = {
 
 
 def exercise_truth(*, as_of: str = TEACHING_AS_OF) -> dict[str, int | str | None]:
-    """Run ``EXERCISE_STEPS`` on a fresh teaching store in a temporary directory and
-    answer ``EXERCISE_QUESTIONS``. A refused step (step 4) is expected and skipped."""
+    """Run ``EXERCISE_STEPS`` on a fresh teaching store in a temporary folder (a refused step
+    writes nothing) and answer the five questions."""
+    review = MemorySource("review-2026-08-02", "design_review", "review", "2026-08-02T09:00:00Z")
     with tempfile.TemporaryDirectory(prefix="memorylib-07b-") as tmp:
         store = RemoteMemoryStore(Path(tmp) / "store.jsonl")
         seed_teaching_store(store)
-        returned: dict[str, str] = {}
-        for step, (target, rid) in enumerate(_STEPS, start=1):
-            error, message = typed_attempt(
-                lambda target=target, rid=rid: (
-                    store.retract(
-                        target, reason="exercise", source=_SOURCE, retraction_id=rid
-                    ).memory_id
+        returned = [
+            typed_attempt(
+                lambda t=target, r=rid: (
+                    store.retract(t, reason="exercise", source=review, retraction_id=r).memory_id
                 )
-            )
-            returned[str(step)] = message if error == NO_ERROR else error
+            )[1]
+            for target, rid in EXERCISE_STEPS
+        ]
         result = RecallEngine(store).recall("memory", query_id="q-07b-exercise", as_of=as_of)
         profile = store.latest_profile()
         return {
             "lines": len(store.read_all()),
-            "returned": returned["3"],
+            "returned": returned[2],
             "profile": None if profile is None else profile.memory_id,
             "searched": result.searched_records,
             "retracted": result.retracted_records,
@@ -100,32 +62,23 @@ def exercise_truth(*, as_of: str = TEACHING_AS_OF) -> dict[str, int | str | None
 def _same(given: object, expected: int | str | None) -> bool:
     if isinstance(expected, int):
         return type(given) is int and given == expected  # not a bool, not "10"
-    if expected is None:
-        return given is None or (isinstance(given, str) and given.strip().lower() == "none")
-    return isinstance(given, str) and given.strip() == expected
+    if isinstance(given, str):  # None may be spelled "None"
+        given = None if given.strip().lower() == "none" else given.strip()
+    return given == expected
 
 
-def check_retraction_predictions(answer: object) -> CheckResult:
-    """Self-check for notebook 07b: ``answer`` maps each key of ``EXERCISE_QUESTIONS`` to
-    the predicted value. Right when all are right; wrong with one hint per wrong key; not
-    answered while the placeholder ``...`` (or a ``...`` value) is there."""
+def check_retraction_predictions(answer: object) -> ex.CheckResult:
+    """``answer`` maps each of the five keys to its prediction: one hint per wrong key."""
 
-    def judge(answer: object) -> CheckResult:
-        given = expect_labels(
-            answer, EXERCISE_QUESTIONS, f"a dict with the keys {list(EXERCISE_QUESTIONS)}"
-        )
+    def judge(answer: object) -> ex.CheckResult:
+        given = ex.expect_labels(answer, _HINTS, f"a dict with the keys {list(_HINTS)}")
         truth = exercise_truth()
-        mistakes = grade_labels(truth, given, _HINTS, same=_same)
-        if mistakes is not None:
-            return mistakes
-        return right(
+        return ex.grade_labels(truth, given, _HINTS, same=_same) or ex.right(
             f"All {len(truth)} right: {truth}. The file keeps every line; recall and profile "
             "selection read the retractions."
         )
 
-    return check_value(
-        answer,
-        judge,
-        placeholder="a dict with a value for each of the keys "
-        '"lines", "returned", "profile", "searched" and "retracted"',
+    keys = '"lines", "returned", "profile", "searched" and "retracted"'
+    return ex.check_value(
+        answer, judge, placeholder=f"a dict with a value for each of the keys {keys}"
     )

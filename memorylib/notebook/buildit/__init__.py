@@ -1,33 +1,14 @@
 """Build-it exercises: write a stage yourself; the exercise engine compares it with the library's.
 
-Each stage notebook (02-06) ends with a build-it exercise: a template cell holding the
-stage function's signature and contract (its first line is ``# build-it: <stage>``), a
-check cell, then the library's real source, closed (03 displays it only once the check
-passed, or with ``SHOW_REFERENCE = True``). The checks:
-
-* ``check_normalize(my_normalize_text, my_extract_terms)`` (02)
-* ``check_candidates(my_build_recall_candidates)`` (03)
-* ``check_scoring(my_score_recall_candidate)`` (04)
-* ``check_ranking(my_stable_rank_recall_candidates)`` (05)
-* ``check_render(my_render_recall_context)`` (06)
-
-each run ``memorylib.notebook.exercises.check_function`` on the stage's exercise: the
-worked examples, then generated inputs, and a ``CheckResult`` that is not answered yet
-(the template still raises ``NotImplementedError``), right, or wrong with the smallest
-counterexample and a hint from the stage's catalogue of typical mistakes.
-``reference_source(stage)`` is the library's source for a stage, closed. The capstone
-(notebook 06c) runs your functions as one pipeline (``Pipeline``, ``compare_on_corpus``);
-its exercise, five pipelines each with one stage broken on purpose, is ``capstone``.
-
-One module per stage (``normalize``, ``candidates``, ``scoring``, ``ranking``,
-``render``: worked examples, a strategy of generated inputs, typical mistakes; the
-"Your turn" checks of 02 to 06 live in their stage's module too:
-``normalize.check_predicted_terms``, ``candidates.check_quiet_query``,
-``candidates.check_cache_query``, ``scoring.check_q11_note``, ``ranking.check_tie_order``
-and ``render.check_render_predictions``), 06b's profile
-check (``profile``: the profile takes no stage), the records they share (``fixtures``),
-the closed source (``reference``) and the capstone (``pipeline``, and its exercise
-``capstone``). A shared notebook helper: it imports no view module.
+Each stage notebook (02-06) ends with a template cell holding the stage function's signature
+and contract (first line ``# build-it: <stage>``), a check cell (``check_normalize``,
+``check_candidates``, ``check_scoring``, ``check_ranking``, ``check_render``: not answered,
+right, or wrong with the smallest counterexample and a hint from the stage's catalogue of
+mistakes), then ``reference_source(stage)``, the library's real source, closed. One module
+per stage (worked examples, a strategy of generated inputs, the mistakes, and the notebook's
+"Your turn" checks), 06b's ``profile``, the records they share (``fixtures``), the closed
+source (``reference``), and the capstone of 06c (``pipeline``: your functions as one
+pipeline; ``capstone``: its exercise).
 """
 
 from __future__ import annotations
@@ -56,24 +37,12 @@ from memorylib.notebook.exercises import (
     wrong,
 )
 
-__all__ = [
-    "EXERCISES",
-    "SLOTS",
-    "CheckResult",
-    "Comparison",
-    "CorpusComparison",
-    "Pipeline",
-    "PipelineRun",
-    "ReferenceSource",
-    "check_candidates",
-    "check_normalize",
-    "check_ranking",
-    "check_render",
-    "check_scoring",
-    "compare_on_corpus",
-    "load_buildit_cells",
+__all__ = [  # what the notebooks and the playground use
+    "EXERCISES", "SLOTS", "CheckResult", "Comparison", "CorpusComparison", "Pipeline",
+    "PipelineRun", "ReferenceSource", "check_candidates", "check_normalize", "check_ranking",
+    "check_render", "check_scoring", "compare_on_corpus", "load_buildit_cells",
     "reference_source",
-]
+]  # fmt: skip
 
 EXERCISES: dict[str, FunctionExercise] = {
     exercise.function: exercise
@@ -90,15 +59,14 @@ EXERCISES: dict[str, FunctionExercise] = {
 
 def check_normalize(normalize_text: object, extract_terms: object) -> CheckResult:
     """Stage 1: both functions. The first that is wrong is reported; then one not written."""
-    results = (
+    first, second = (
         check_function(NORMALIZE_TEXT, normalize_text),
         check_function(EXTRACT_TERMS, extract_terms),
     )
     for verdict in (Verdict.WRONG, Verdict.NOT_ANSWERED):
-        for result in results:
+        for result in (first, second):
             if result.verdict is verdict:
                 return result
-    first, second = results
     return CheckResult(Verdict.RIGHT, first.message, (second.message,))
 
 
@@ -113,11 +81,9 @@ def check_scoring(score_recall_candidate: object) -> CheckResult:
 
 
 def check_ranking(stable_rank_recall_candidates: object) -> CheckResult:
-    """Stage 4: ``stable_rank_recall_candidates(query, candidates, *, as_of, score=...)``.
-
-    A function written in a notebook cell is checked as that cell defines it when it runs
-    alone (``run_alone``), the way notebook 06c runs the saved cell: a function that reads
-    a name from another cell of notebook 05 (``four_keys``, an import) fails here too."""
+    """Stage 4: ``stable_rank_recall_candidates(query, candidates, *, as_of, score=...)``, as
+    its cell defines it run alone, the way 06c runs the saved cell (``run_alone``): a name
+    read from another cell of 05 (``four_keys``, an import) fails here too."""
     alone, problem = run_alone(stable_rank_recall_candidates)
     if problem is not None:
         return wrong(

@@ -1,10 +1,9 @@
 """Notebook 06c's "Your turn": five pipelines, each with one function broken on purpose.
 
-Each broken function below replaces one slot of the library's pipeline
-(``Pipeline.from_functions``). The student reads their source (the notebook prints it)
-and predicts, for each pipeline, the first stage where it differs from the library on
-the chapter's example, or "none" when it agrees there. The truth is computed by running
-them; ``compare_on_corpus`` then shows which of the "none" were luck.
+Each broken function replaces one slot of the library's pipeline (``broken_pipeline``);
+the notebook prints their source, the student predicts the first stage where each differs
+from the library on the chapter's example (or "none"), and the checker runs them for the
+truth. Leaves out: the corpus run (06c's cell after the check shows it).
 """
 
 from __future__ import annotations
@@ -41,14 +40,6 @@ from memorylib.notebook.exercises import (
     right,
 )
 from memorylib.render import escape_xml
-
-__all__ = [
-    "BROKEN",
-    "CHAPTER_QUERY",
-    "broken_pipeline",
-    "check_first_differences",
-    "first_difference_truth",
-]
 
 
 def normalize_keeps_case(text: str) -> str:
@@ -111,20 +102,11 @@ def broken_pipeline(label: str) -> Pipeline:
 
 def first_difference_truth() -> dict[str, str]:
     """For each broken pipeline: the first stage where it differs from the library on the
-    chapter's example (the teaching records, the teaching clock, query_id "query-1"), or
-    "none"."""
-    truth = {}
-    for label in BROKEN:
-        comparison = broken_pipeline(label).compare(
-            CHAPTER_QUERY,
-            chapter_records(),
-            user_scope=CHAPTER_SCOPE,
-            as_of=TEACHING_AS_OF,
-            query_id="query-1",
-        )
-        difference = comparison.difference
-        truth[label] = "none" if difference is None else difference[0]
-    return truth
+    chapter's example (teaching records and clock, query_id "query-1"), or "none"."""
+    chapter = {"user_scope": CHAPTER_SCOPE, "as_of": TEACHING_AS_OF, "query_id": "query-1"}
+    runs = {label: broken_pipeline(label).compare(CHAPTER_QUERY, chapter_records(), **chapter)
+            for label in BROKEN}  # fmt: skip
+    return {label: (run.difference or ("none",))[0] for label, run in runs.items()}
 
 
 _HINTS = {
@@ -138,11 +120,9 @@ _ANSWERS = (*STAGES, "none")
 
 
 def _stage(given: object) -> object:
-    if given is None:
-        return "none"
-    if isinstance(given, str):
-        return " ".join(given.strip().lower().replace("_", " ").replace("-", " ").split())
-    return given
+    if not isinstance(given, str):
+        return "none" if given is None else given
+    return " ".join(given.lower().replace("_", " ").replace("-", " ").split())
 
 
 def check_first_differences(answer: object) -> CheckResult:

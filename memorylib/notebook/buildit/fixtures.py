@@ -1,10 +1,7 @@
-"""Records for the stage exercises: the chapter's teaching records, and small generated
-stores described by ``RecordSpec``s (the strategies draw specs; hypothesis shrinks them).
-
-Records are made by ``memorylib.interface.new_memory`` / ``new_retraction``, the
-functions ``store.append`` and ``store.retract`` use, so every generated record is one a
-real store could hold (folded text, canonical UTC timestamps, valid ids). Nothing here
-touches a file.
+"""Records for the stage exercises: the chapter's teaching records, and small stores
+described by ``RecordSpec``s (the strategies draw specs; hypothesis shrinks them). Records
+are made by ``new_memory`` / ``new_retraction``, as ``store.append`` and ``store.retract``
+make them, so each is one a real store could hold. Nothing here touches a file.
 """
 
 from __future__ import annotations
@@ -22,25 +19,12 @@ from memorylib.records import MemoryKind, MemorySource, RecallQuery, StoredMemor
 from memorylib.seed import TEACHING_RECORDS
 from memorylib.timestamps import TEACHING_AS_OF, format_timestamp, parse_timestamp
 
-__all__ = [
-    "CHAPTER_QUERY",
-    "CHAPTER_SCOPE",
-    "RecordSpec",
-    "at",
-    "build_records",
-    "chapter_records",
-    "make_query",
-    "memory_ids",
-    "show_records",
-    "words",
-]
-
 CHAPTER_QUERY = "  LAYERED   Memory  "
 CHAPTER_SCOPE = user_scope_for("local-user")
 _CLOCK = parse_timestamp(TEACHING_AS_OF, "as_of")  # conversation-003 is one day old
 
 
-def at(days_before: float) -> str:
+def _at(days_before: float) -> str:
     """The canonical timestamp ``days_before`` days before the teaching clock."""
     return format_timestamp(_CLOCK - timedelta(days=days_before))
 
@@ -75,8 +59,8 @@ class RecordSpec:
 
 
 def _record(spec: RecordSpec, scope: str) -> StoredMemory:
-    captured = at(spec.captured_days_before)
-    stored = at(spec.captured_days_before - spec.stored_lag_days)
+    captured = _at(spec.captured_days_before)
+    stored = _at(spec.captured_days_before - spec.stored_lag_days)
     source = MemorySource(
         spec.source_id or f"src-{spec.memory_id}", "conversation_transcript", "a note", captured
     )
@@ -118,10 +102,7 @@ def memory_ids(count: int) -> st.SearchStrategy[list[str]]:
 
 def show_records(records: tuple[StoredMemory, ...]) -> str:
     """One line per record: id, kind, summary and content (or what a retraction hides)."""
-    if not records:
-        return "no records"
-    lines = []
-    chapter = chapter_records()
+    chapter, lines = chapter_records(), []
     if records[: len(chapter)] == chapter:  # the chapter's store: named, not listed
         lines.append(
             "the chapter's 7 teaching records (profile-001, conversation-001 … conversation-006)"
@@ -131,9 +112,9 @@ def show_records(records: tuple[StoredMemory, ...]) -> str:
         if record.kind is MemoryKind.RETRACTION:
             lines.append(f"{record.memory_id}: retraction of {record.retracts}")
             continue
+        scope = f", user_scope {record.user_scope}" if record.user_scope != CHAPTER_SCOPE else ""
         lines.append(
             f"{record.memory_id}: {record.kind.value}, summary {record.summary!r}, "
-            f"content {record.content!r}, captured {record.source.captured_at}"
-            + (f", user_scope {record.user_scope}" if record.user_scope != CHAPTER_SCOPE else "")
+            f"content {record.content!r}, captured {record.source.captured_at}{scope}"
         )
-    return "\n".join(lines)
+    return "\n".join(lines) or "no records"

@@ -1,21 +1,14 @@
-"""Your pipeline: the stage functions you wrote, run as one recall, beside the reference.
+"""Your pipeline (notebook 06c): your build-it functions run as one recall, beside the library's.
 
-``Pipeline`` holds one function per slot (``normalize_text``, ``extract_terms``,
-``build_recall_candidates``, ``score_recall_candidate``,
-``stable_rank_recall_candidates``, ``render_recall_context``): yours where you wrote it,
-the library's where you did not. A function that still raises ``NotImplementedError``
-on its stage's first worked example counts as not written.
-
-* ``Pipeline.from_functions(normalize_text=..., ...)`` takes functions you hold;
-* ``Pipeline.from_notebooks(folder)`` reads the build-it cells of notebooks 02-06 as they
-  are SAVED (the first line of each is ``# build-it: <stage>``) and runs each cell in a
-  fresh namespace, so notebook 06c (the capstone) can run the functions of 02-06;
-* ``pipeline.recall(text, records, ...)`` runs normalize -> candidate -> score -> stable
-  rank -> render; an exception in one of your functions stops the run and is reported
-  (stage, error, your line), never raised;
-* ``pipeline.compare(...)`` runs yours and the reference on the same input and names the
-  first stage where they differ; ``compare_on_corpus(pipeline)`` does it for every
-  labelled query of the course corpus.
+``Pipeline`` holds one function per slot (``SLOTS``): yours where you wrote it, the
+library's where you did not (a function that raises ``NotImplementedError`` on its
+stage's first worked example counts as not written). ``Pipeline.from_notebooks(folder)``
+runs the build-it cell of notebooks 02-06 as SAVED (first line ``# build-it: <stage>``),
+each alone in a fresh namespace. ``recall`` runs normalize -> candidate -> score -> stable
+rank -> render; an exception in one of your functions ends the run with its stage and your
+line, never raised. ``compare`` runs yours and the library's on one input and
+``first_difference`` names the first stage where they differ; ``compare_on_corpus`` does it
+for every labelled query of the course corpus. Leaves out: any view (06c draws its own).
 """
 
 from __future__ import annotations
@@ -25,7 +18,7 @@ import inspect
 import json
 import linecache
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -35,7 +28,6 @@ import pandas as pd
 
 from memorylib.candidates import CandidateSet
 from memorylib.datasets import course_records, load_labelled_queries
-from memorylib.errors import RemoteMemoryError
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
 from memorylib.notebook.buildit.normalize import EXTRACT_TERMS, NORMALIZE_TEXT
@@ -46,31 +38,27 @@ from memorylib.notebook.exercises import FunctionExercise, call_line, line_in, s
 from memorylib.pipeline import empty_reason
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import stable_rank_recall_candidates
-from memorylib.records import RecallQuery, RecallResult, StoredMemory
+from memorylib.records import RecallQuery, RecallResult
 from memorylib.timestamps import format_timestamp, parse_timestamp
 
-__all__ = [
-    "SLOTS",
-    "Comparison",
-    "CorpusComparison",
-    "Pipeline",
-    "PipelineRun",
-    "Slot",
-    "compare_on_corpus",
-    "load_buildit_cells",
-    "run_alone",
-]
+STAGES = ("normalize", "candidate", "score", "stable rank", "render")
 
 
 @dataclass(frozen=True)
 class Slot:
-    """One function of the pipeline: its stage, contract name, your name, its notebook."""
+    """One function of the pipeline: its stage, its notebook and its build-it exercise."""
 
     stage: str
-    name: str
-    yours: str
     notebook: str
     exercise: FunctionExercise
+
+    @property
+    def name(self) -> str:  # the contract's name
+        return self.exercise.function
+
+    @property
+    def yours(self) -> str:  # the name in the build-it template
+        return f"my_{self.name}"
 
     @property
     def reference(self) -> Callable[..., Any]:
@@ -78,39 +66,15 @@ class Slot:
 
 
 SLOTS: tuple[Slot, ...] = (
-    Slot("normalize", "normalize_text", "my_normalize_text", "02_normalize.ipynb", NORMALIZE_TEXT),
-    Slot("normalize", "extract_terms", "my_extract_terms", "02_normalize.ipynb", EXTRACT_TERMS),
-    Slot(
-        "candidate",
-        "build_recall_candidates",
-        "my_build_recall_candidates",
-        "03_candidates.ipynb",
-        BUILD_RECALL_CANDIDATES,
-    ),
-    Slot(
-        "score",
-        "score_recall_candidate",
-        "my_score_recall_candidate",
-        "04_scoring.ipynb",
-        SCORE_RECALL_CANDIDATE,
-    ),
-    Slot(
-        "stable rank",
-        "stable_rank_recall_candidates",
-        "my_stable_rank_recall_candidates",
-        "05_stable_rank.ipynb",
-        STABLE_RANK_RECALL_CANDIDATES,
-    ),
-    Slot(
-        "render",
-        "render_recall_context",
-        "my_render_recall_context",
-        "06_render.ipynb",
-        RENDER_RECALL_CONTEXT,
-    ),
+    Slot("normalize", "02_normalize.ipynb", NORMALIZE_TEXT),
+    Slot("normalize", "02_normalize.ipynb", EXTRACT_TERMS),
+    Slot("candidate", "03_candidates.ipynb", BUILD_RECALL_CANDIDATES),
+    Slot("score", "04_scoring.ipynb", SCORE_RECALL_CANDIDATE),
+    Slot("stable rank", "05_stable_rank.ipynb", STABLE_RANK_RECALL_CANDIDATES),
+    Slot("render", "06_render.ipynb", RENDER_RECALL_CONTEXT),
 )
-_BY_NAME = {slot.name: slot for slot in SLOTS}
-STAGES = ("normalize", "candidate", "score", "stable rank", "render")
+_NAMES = [slot.name for slot in SLOTS]
+SCORE = "score_recall_candidate"
 
 
 @dataclass(frozen=True)
@@ -124,18 +88,16 @@ class Choice:
 
 
 def _choose(slot: Slot, function: object, missing: str) -> Choice:
-    if function is None:
-        return Choice(slot, slot.reference, False, missing)
     if not callable(function):
-        return Choice(slot, slot.reference, False, f"{slot.yours} is not a function")
+        why = missing if function is None else f"{slot.yours} is not a function"
+        return Choice(slot, slot.reference, False, why)
     try:
         slot.exercise.examples[0].call(function)
     except NotImplementedError:
         return Choice(slot, slot.reference, False, "not written yet (raises NotImplementedError)")
     except Exception as exc:  # yours, and wrong: the run shows where
-        return Choice(
-            slot, function, True, f"yours (raises {type(exc).__name__} on the chapter's example)"
-        )
+        why = f"yours (raises {type(exc).__name__} on the chapter's example)"
+        return Choice(slot, function, True, why)
     return Choice(slot, function, True, "yours")
 
 
@@ -144,52 +106,51 @@ def _choose(slot: Slot, function: object, missing: str) -> Choice:
 _MARK = re.compile(r"#\s*build-it:\s*(?P<stage>[a-z]+(?: [a-z]+)?)")
 
 
-def _cell_source(cell: Mapping[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+def _run_cell(source: str, filename: str, module: str = "buildit_cell") -> dict[str, Any]:
+    """Run one cell's source alone, in a fresh namespace; that namespace afterwards."""
+    namespace: dict[str, Any] = {"__name__": module}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
 
 
 def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[str, str]]:
-    """Run the build-it cell of each stage notebook in ``folder`` (as saved on disk).
+    """Run the last build-it cell of each stage notebook saved in ``folder``, alone.
 
-    Returns (the functions found, by contract name; a note for each slot that has none:
-    notebook missing, no build-it cell, or the cell raised). Each cell runs in a fresh
-    namespace of its own; nothing else of its notebook runs.
+    Returns (the functions found, by contract name; for each slot without one, why:
+    notebook unreadable, no build-it cell, the cell raised, no ``my_<name>`` in it).
     """
     found: dict[str, Any] = {}
     notes: dict[str, str] = {}
     for notebook in dict.fromkeys(slot.notebook for slot in SLOTS):
         slots = [slot for slot in SLOTS if slot.notebook == notebook]
-        path = Path(folder) / notebook
         try:
-            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            cells = json.loads((Path(folder) / notebook).read_text(encoding="utf-8"))["cells"]
         except (OSError, ValueError, KeyError) as exc:
-            for slot in slots:
-                notes[slot.name] = f"{notebook} could not be read ({type(exc).__name__})"
+            notes.update(
+                {s.name: f"{notebook} could not be read ({type(exc).__name__})" for s in slots}
+            )
             continue
-        stage = slots[0].stage
         sources = [
-            _cell_source(cell)
+            src
             for cell in cells
             if cell.get("cell_type") == "code"
-            and (m := _MARK.match(_cell_source(cell).lstrip())) is not None
-            and m.group("stage") == stage
+            and (src := "".join(cell.get("source", "")))
+            and (mark := _MARK.match(src.lstrip())) is not None
+            and mark.group("stage") == slots[0].stage
         ]
         if not sources:
-            for slot in slots:
-                notes[slot.name] = f"no '# build-it: {stage}' cell in {notebook}"
+            notes.update(
+                {s.name: f"no '# build-it: {slots[0].stage}' cell in {notebook}" for s in slots}
+            )
             continue
-        filename = f"<{notebook}: build-it cell>"
-        source = sources[-1]
+        filename, source = f"<{notebook}: build-it cell>", sources[-1]
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         try:
             namespace = _run_cell(source, filename, f"buildit_{Path(notebook).stem}")
         except Exception as exc:  # the student's cell: report it, run the reference
-            line = line_in(exc, filename) or ""
-            for slot in slots:
-                notes[slot.name] = f"its cell in {notebook} raised {type(exc).__name__}: {exc}" + (
-                    f" ({line})" if line else ""
-                )
+            line = line_in(exc, filename)
+            error = f"its cell in {notebook} raised {type(exc).__name__}: {exc}"
+            notes.update({s.name: error + (f" ({line})" if line else "") for s in slots})
             continue
         for slot in slots:
             if callable(namespace.get(slot.yours)):
@@ -199,28 +160,15 @@ def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[s
     return found, notes
 
 
-def _run_cell(source: str, filename: str, module: str = "buildit_cell") -> dict[str, Any]:
-    """Run one cell's source in a fresh namespace of its own, with nothing else of its
-    notebook; its namespace afterwards."""
-    namespace: dict[str, Any] = {"__name__": module}
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace
-
-
 _ALONE: list[str] = []  # the cells being run alone now (a cell may call its own check)
 
 
 def run_alone(function: object) -> tuple[object, str | None]:
-    """``function`` as its notebook cell defines it when that cell runs alone, as
-    ``load_buildit_cells`` (notebook 06c) runs the saved cell: (that function, None), or
-    (None, what went wrong) when the cell raised. A check that runs this, not the function
-    the notebook holds, fails a function that reads a name defined in another cell (a key
-    function, an import) the way 06c would. ``(function, None)`` when its source is not a
-    cell the kernel compiled (a function from a file, not a function) or the cell alone
-    defines no function of its name.
-    """
-    code = getattr(function, "__code__", None)
-    name = getattr(function, "__name__", None)
+    """``function`` as its notebook cell defines it when that cell runs alone, as 06c runs
+    the saved cell: (that function, None), or (None, what went wrong) when the cell raised.
+    ``(function, None)`` when it was not defined in a cell of this kernel, or the cell alone
+    defines no function of its name."""
+    code, name = getattr(function, "__code__", None), getattr(function, "__name__", None)
     entry = None if code is None else linecache.cache.get(code.co_filename)
     # a cell: defined in __main__, and linecache holds its source with no mtime
     in_a_cell = getattr(function, "__module__", None) == "__main__"
@@ -233,8 +181,7 @@ def run_alone(function: object) -> tuple[object, str | None]:
         namespace = _run_cell("".join(entry[2]), code.co_filename)
     except Exception as exc:  # the student's cell
         line = line_in(exc, code.co_filename)
-        where = f" ({line})" if line else ""
-        return None, f"{type(exc).__name__}: {exc}{where}"
+        return None, f"{type(exc).__name__}: {exc}" + (f" ({line})" if line else "")
     finally:
         _ALONE.remove(code.co_filename)
     alone = namespace.get(name) if isinstance(name, str) else None
@@ -279,22 +226,23 @@ class Pipeline:
     @classmethod
     def from_functions(cls, **functions: Any) -> Pipeline:
         """Yours for each contract name given (``normalize_text=my_normalize_text`` ...)."""
-        unknown = sorted(set(functions) - set(_BY_NAME))
-        if unknown:
-            raise TypeError(f"unknown stage function(s): {unknown}; expected {list(_BY_NAME)}")
-        return cls({s.name: _choose(s, functions.get(s.name), "not given") for s in SLOTS})
+        return cls._of(functions, {})
 
     @classmethod
     def from_notebooks(cls, folder: str | Path = ".", **functions: Any) -> Pipeline:
         """Yours from the saved build-it cells of notebooks 02-06 in ``folder``; a function
         given by keyword (one of this kernel's) replaces what the saved cell defines."""
         found, notes = load_buildit_cells(folder)
-        found.update({k: v for k, v in functions.items() if v is not None})
-        unknown = sorted(set(found) - set(_BY_NAME))
+        return cls._of({**found, **{k: v for k, v in functions.items() if v is not None}}, notes)
+
+    @classmethod
+    def _of(cls, functions: Mapping[str, Any], notes: Mapping[str, str]) -> Pipeline:
+        unknown = sorted(set(functions) - set(_NAMES))
         if unknown:
-            raise TypeError(f"unknown stage function(s): {unknown}; expected {list(_BY_NAME)}")
+            raise TypeError(f"unknown stage function(s): {unknown}; expected {_NAMES}")
+        missing = "not found" if notes else "not given"
         return cls(
-            {s.name: _choose(s, found.get(s.name), notes.get(s.name, "not found")) for s in SLOTS}
+            {s.name: _choose(s, functions.get(s.name), notes.get(s.name, missing)) for s in SLOTS}
         )
 
     @property
@@ -302,176 +250,104 @@ class Pipeline:
         """The contract names of the slots that run your function."""
         return tuple(name for name, choice in self.choices.items() if choice.yours)
 
-    def stages_frame(self) -> pd.DataFrame:
-        """One row per function: its stage, whose function runs, and why."""
-        return pd.DataFrame(
-            [
-                {
-                    "stage": choice.slot.stage,
-                    "function": choice.slot.name,
-                    "runs": choice.slot.yours if choice.yours else "the reference",
-                    "why": choice.why,
-                }
-                for choice in self.choices.values()
-            ]
-        )
-
-    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def _run(self, name: str) -> Callable[..., Any]:
+        """The slot's function; yours wrapped so that what it raises names its stage."""
         choice = self.choices[name]
-        try:
-            return choice.function(*args, **kwargs)
-        except Exception as exc:
-            if not choice.yours:
-                raise
-            where = call_line(exc, choice.function)
-            raise _StageFailed(
-                choice.slot.stage,
-                f"{choice.slot.yours} raised {type(exc).__name__}: {exc}"
-                + (f" ({where})" if where else ""),
-            ) from exc
+        if not choice.yours:
+            return choice.function
 
-    def _query(
-        self, text: str, *, user_scope: str, limit: int, query_id: str, issued_at: str
-    ) -> RecallQuery:
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return choice.function(*args, **kwargs)
+            except _StageFailed:  # your scorer, called by your ranker
+                raise
+            except Exception as exc:
+                where = call_line(exc, choice.function)
+                message = f"{choice.slot.yours} raised {type(exc).__name__}: {exc}"
+                where = f" ({where})" if where else ""
+                raise _StageFailed(choice.slot.stage, message + where) from exc
+
+        return guarded
+
+    def _query(self, text: str, **checks: Any) -> RecallQuery:
         # stage 1's checks and readable text are the library's; the folds and terms yours
-        checked = normalize_recall_query(
-            text, user_scope=user_scope, limit=limit, query_id=query_id, issued_at=issued_at
-        )
-        normalized = self._call("normalize_text", checked.text)
-        terms = self._call("extract_terms", normalized)
+        checked = normalize_recall_query(text, **checks)
+        normalized = self._run("normalize_text")(checked.text)
+        terms = self._run("extract_terms")(normalized)
         if not isinstance(normalized, str) or not isinstance(terms, tuple | list):
-            raise _StageFailed(
-                "normalize", "normalize_text must return a str and extract_terms a tuple of str"
-            )
+            message = "normalize_text must return a str and extract_terms a tuple of str"
+            raise _StageFailed("normalize", message)
         if not terms:  # the library found terms (it accepted the query): yours lost them
-            raise _StageFailed(
-                "normalize",
-                f"no terms for {checked.text[:60]!r}; the library's are {list(checked.terms)}",
-            )
+            message = f"no terms for {checked.text[:60]!r}; the library's are {list(checked.terms)}"
+            raise _StageFailed("normalize", message)
         return dataclasses.replace(checked, normalized_text=normalized, terms=tuple(terms))
 
     def _rank(self, query: RecallQuery, candidates: tuple[Any, ...], moment: datetime) -> Any:
-        scorer = self.choices["score_recall_candidate"]
-        ranker = self.choices["stable_rank_recall_candidates"]
-        if scorer.yours:
-            student_score = scorer.function
+        ranker, scorer = self.choices["stable_rank_recall_candidates"], self.choices[SCORE]
+        score, yours = scorer.function, self._run(SCORE)
+        if scorer.yours:  # the chapter's signature: the library's policy and corpus dropped
 
             def score(q: RecallQuery, c: Any, *, as_of: Any, **_: Any) -> Any:
-                try:
-                    return student_score(q, c, as_of=as_of)
-                except Exception as exc:
-                    where = call_line(exc, student_score)
-                    raise _StageFailed(
-                        "score",
-                        f"{scorer.slot.yours} raised {type(exc).__name__}: {exc}"
-                        + (f" ({where})" if where else ""),
-                    ) from exc
-        else:
-            score = scorer.function
-        try:
-            if not ranker.yours:
-                return stable_rank_recall_candidates(query, candidates, as_of=moment, score=score)
+                return yours(q, c, as_of=as_of)
+
+        if ranker.yours:
             takes_score = "score" in inspect.signature(ranker.function).parameters
             extra = {"score": score} if takes_score else {}
-            return ranker.function(query, candidates, as_of=moment, **extra)
+            return self._run(ranker.slot.name)(query, candidates, as_of=moment, **extra)
+        try:
+            return stable_rank_recall_candidates(query, candidates, as_of=moment, score=score)
         except _StageFailed:
             raise
-        except Exception as exc:
-            if ranker.yours:
-                where = call_line(exc, ranker.function)
-                message = f"{ranker.slot.yours} raised {type(exc).__name__}: {exc}"
-                raise _StageFailed(
-                    "stable rank", message + (f" ({where})" if where else "")
-                ) from exc
-            if scorer.yours:  # the library's ranker could not use what your scorer returned
-                raise _StageFailed("score", f"{type(exc).__name__}: {exc}") from exc
-            raise
+        except Exception as exc:  # the library's ranker could not use what your scorer returned
+            if not scorer.yours:
+                raise
+            raise _StageFailed("score", f"{type(exc).__name__}: {exc}") from exc
 
     def recall(
-        self,
-        text: str,
-        records: Iterable[StoredMemory],
-        *,
-        user_scope: str,
-        as_of: datetime | str,
-        limit: int = 5,
-        query_id: str = "q-yours",
+        self, text: str, records: Iterable[Any], *, as_of: datetime | str, **fields: Any
     ) -> PipelineRun:
-        """normalize -> candidate -> score -> stable rank -> render over ``records``.
-
-        A typed rejection of the query (empty text, bad limit ...) raises as in the
-        library; an exception in one of YOUR functions ends the run with ``error`` set.
-        """
+        """normalize -> candidate -> score -> stable rank -> render over ``records``; ``fields``:
+        ``user_scope``, and ``limit`` (5) and ``query_id`` ("q-yours"). A typed rejection of
+        the query raises as in the library; an exception in one of YOUR functions ends the run
+        with ``failed_stage`` and ``error`` set."""
         moment = parse_timestamp(as_of, "as_of")
-        stage_query = stage_candidates = result = None
+        checks = {
+            "limit": 5,
+            "query_id": "q-yours",
+            **fields,
+            "issued_at": format_timestamp(moment),
+        }
+        query = found = result = None
         try:
-            stage_query = self._query(
-                text,
-                user_scope=user_scope,
-                limit=limit,
-                query_id=query_id,
-                issued_at=format_timestamp(moment),
-            )
-            stage_candidates = self._call("build_recall_candidates", stage_query, tuple(records))
-            if not isinstance(stage_candidates, CandidateSet):
-                raise _StageFailed(
-                    "candidate",
-                    f"build_recall_candidates returned {type(stage_candidates).__name__}, "
-                    "not a CandidateSet",
+            query = self._query(text, **checks)
+            found = self._run("build_recall_candidates")(query, tuple(records))
+            if not isinstance(found, CandidateSet):
+                message = (
+                    f"build_recall_candidates returned {type(found).__name__}, not a CandidateSet"
                 )
-            hits = self._rank(stage_query, tuple(stage_candidates.candidates), moment)
-            if not isinstance(hits, tuple):
-                hits = tuple(hits)
+                raise _StageFailed("candidate", message)
+            hits = tuple(self._rank(query, tuple(found.candidates), moment))
             result = RecallResult(
-                query=stage_query,
+                query=query,
                 hits=hits,
-                searched_records=stage_candidates.searched_records,
-                candidate_records=len(stage_candidates.candidates),
-                empty_reason=empty_reason(hits, len(stage_candidates.candidates)),
-                retracted_records=stage_candidates.retracted_records,
+                searched_records=found.searched_records,
+                candidate_records=len(found.candidates),
+                empty_reason=empty_reason(hits, len(found.candidates)),
+                retracted_records=found.retracted_records,
             )
-            context = self._call("render_recall_context", result)
+            context = self._run("render_recall_context")(result)
         except _StageFailed as failed:
-            return PipelineRun(
-                stage_query, stage_candidates, result, None, failed.stage, str(failed)
-            )
-        except RemoteMemoryError:
-            raise
-        return PipelineRun(stage_query, stage_candidates, result, context)
+            return PipelineRun(query, found, result, None, failed.stage, str(failed))
+        return PipelineRun(query, found, result, context)
 
-    def compare(
-        self,
-        text: str,
-        records: Iterable[StoredMemory],
-        *,
-        user_scope: str,
-        as_of: datetime | str,
-        limit: int = 5,
-        query_id: str = "q-yours",
-    ) -> Comparison:
-        """Yours and the reference on the same input, and where they first differ."""
+    def compare(self, text: str, records: Iterable[Any], **recall: Any) -> Comparison:
+        """Yours and the reference on the same input (``recall``'s keywords)."""
         records = tuple(records)
-        kwargs = {"user_scope": user_scope, "as_of": as_of, "limit": limit, "query_id": query_id}
-        return Comparison(
-            Pipeline.reference().recall(text, records, **kwargs),
-            self.recall(text, records, **kwargs),
-        )
+        reference = Pipeline.reference().recall(text, records, **recall)
+        return Comparison(reference, self.recall(text, records, **recall))
 
 
 # -- comparing two runs ------------------------------------------------------------------------
-
-
-def _hits_detail(hits: Sequence[Any]) -> str:
-    return ", ".join(f"#{h.rank} {h.memory_id} {h.score_breakdown.total}" for h in hits) or "none"
-
-
-def _found(run: PipelineRun) -> tuple[int, int, tuple[tuple[str, tuple[str, ...]], ...]]:
-    """A run's candidate stage: searched, retracted, and (memory_id, matched terms) each."""
-    found = run.candidates
-    ids = tuple(
-        (getattr(c.record, "memory_id", "?"), tuple(c.matched_terms)) for c in found.candidates
-    )
-    return (found.searched_records, found.retracted_records, ids)
 
 
 def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, str] | None:
@@ -484,14 +360,14 @@ def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, s
     if (ref.normalized_text, ref.terms) != (mine.normalized_text, mine.terms):
         return ("normalize", f"terms {ref.terms} vs yours {mine.terms}")
     # candidate: searched and retracted counts, and which records matched which terms
-    ref_found, found = _found(reference), _found(yours)
-    if ref_found != found:
-        ref_ids, ids = [i for i, _ in ref_found[2]], [i for i, _ in found[2]]
-        return (
-            "candidate",
-            f"searched {ref_found[0]}, candidates {ref_ids} vs yours: searched {found[0]}, "
-            f"candidates {ids}",
-        )
+    runs = []
+    for run in (reference, yours):
+        matched = [(c.record.memory_id, tuple(c.matched_terms)) for c in run.candidates.candidates]
+        runs.append((run.candidates.searched_records, run.candidates.retracted_records, matched))
+    if runs[0] != runs[1]:
+        (n, _, ref_ids), (m, _, ids) = runs
+        detail = f"searched {n}, candidates {[i for i, _ in ref_ids]} vs yours: searched {m}, "
+        return ("candidate", detail + f"candidates {[i for i, _ in ids]}")
     # score: the chapter's seven breakdown fields of each hit both runs have
     ref_hits, hits = reference.result.hits, yours.result.hits
     scored = {h.memory_id: chapter_breakdown_fields(h.score_breakdown) for h in ref_hits}
@@ -501,25 +377,25 @@ def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, s
             return ("score", f"{hit.memory_id}: total {expected['total']} vs yours {got['total']}")
     # stable rank: the hits, every field of each, in order
     if not same(ref_hits, hits):
-        return ("stable rank", f"{_hits_detail(ref_hits)} vs yours {_hits_detail(hits)}")
+        listed = [
+            ", ".join(f"#{h.rank} {h.memory_id} {h.score_breakdown.total}" for h in run) or "none"
+            for run in (ref_hits, hits)
+        ]
+        return ("stable rank", f"{listed[0]} vs yours {listed[1]}")
     # render: what an XML parser reads ("" only equals ""), against the library's block,
     # or, failing that, the library's render of YOUR result
-    if not _same_context(reference.context or "", yours.context):
-        library = _reference_render(yours.result)
-        if library is None or not _same_context(library, yours.context):
+    if not _same_context(reference.context, yours.context):
+        try:
+            library = RENDER_RECALL_CONTEXT.reference(yours.result)
+        except Exception:  # hits the library cannot render: judged against its own run only
+            library = None
+        if not _same_context(library, yours.context):
             return ("render", "the rendered context reads differently to an XML parser")
     return None
 
 
-def _reference_render(result: RecallResult) -> str | None:
-    try:
-        return RENDER_RECALL_CONTEXT.reference(result)
-    except Exception:  # hits the library cannot render: judged against its own run only
-        return None
-
-
-def _same_context(expected: str, got: object) -> bool:
-    if not isinstance(got, str):
+def _same_context(expected: str | None, got: object) -> bool:
+    if not isinstance(expected, str) or not isinstance(got, str):
         return False
     if expected == "" or got == "":
         return expected == got
@@ -538,35 +414,6 @@ class Comparison:
     def difference(self) -> tuple[str, str] | None:
         return first_difference(self.reference, self.yours)
 
-    def summary(self) -> str:
-        """Your run in a few lines, then whether the reference agrees at every stage."""
-        run = self.yours
-        lines = []
-        if run.result is not None:
-            result = run.result
-            lines.append(
-                f"your pipeline: searched {result.searched_records} records, "
-                f"{result.candidate_records} candidate(s), {len(result.hits)} hit(s)"
-            )
-            for hit in result.hits:
-                b = hit.score_breakdown
-                lines.append(
-                    f"  #{hit.rank} {hit.memory_id}  total {b.total} (coverage "
-                    f"{b.lexical_coverage}, recency {b.recency})"
-                )
-        if run.error is not None:
-            lines.append(f"your pipeline stopped at stage {run.failed_stage!r}: {run.error}")
-        difference = self.difference
-        if difference is None:
-            lines.append(
-                "the library's pipeline: the same at every stage (" + ", ".join(STAGES) + ")"
-            )
-        else:
-            lines.append(
-                f"the library's pipeline differs first at stage {difference[0]!r}: {difference[1]}"
-            )
-        return "\n".join(lines)
-
 
 # -- the course corpus --------------------------------------------------------------------------
 
@@ -574,7 +421,7 @@ class Comparison:
 @dataclass(frozen=True)
 class CorpusComparison:
     """Yours vs the reference on every labelled query: ``frame`` (one row per query),
-    ``differences`` (the rows that differ) and a one-paragraph ``summary``."""
+    ``differences`` (the rows that differ) and a one-line ``summary``."""
 
     frame: pd.DataFrame
 
@@ -584,18 +431,15 @@ class CorpusComparison:
 
     @property
     def summary(self) -> str:
-        total = len(self.frame)
-        differing = self.differences
-        users = self.frame["user"].nunique()
+        total, differing = len(self.frame), self.differences["first difference"]
         text = (
-            f"{total} labelled queries of {users} users: {total - len(differing)} give the same "
-            f"result at every stage, {len(differing)} differ."
+            f"{total} labelled queries of {self.frame['user'].nunique()} users: "
+            f"{total - len(differing)} give the same result at every stage, "
+            f"{len(differing)} differ."
         )
-        if len(differing):
-            counts = differing["first difference"].value_counts()
-            ordered = [f"{stage} {counts[stage]}" for stage in STAGES if stage in counts]
-            text += " First difference at: " + ", ".join(ordered) + "."
-        return text
+        counts = differing.value_counts()
+        where = [f"{stage} {counts[stage]}" for stage in STAGES if stage in counts]
+        return text + (" First difference at: " + ", ".join(where) + "." if where else "")
 
 
 def compare_on_corpus(pipeline: Pipeline, *, limit: int = 5) -> CorpusComparison:
@@ -603,23 +447,22 @@ def compare_on_corpus(pipeline: Pipeline, *, limit: int = 5) -> CorpusComparison
     for its user, at its own as_of, with its own query_id) and compare stage by stage."""
     rows = []
     for labelled in load_labelled_queries():
-        records = course_records(labelled.user_id)
         comparison = pipeline.compare(
             labelled.text,
-            records,
+            course_records(labelled.user_id),
             user_scope=user_scope_for(labelled.user_id),
             as_of=labelled.as_of,
             limit=limit,
             query_id=labelled.query_id,
         )
-        difference = comparison.difference
+        stage, detail = comparison.difference or ("—", "")
         rows.append(
             {
                 "query_id": labelled.query_id,
                 "user": labelled.user_id.split("@")[0],
                 "text": labelled.text,
-                "first difference": difference[0] if difference else "—",
-                "detail": difference[1] if difference else "",
+                "first difference": stage,
+                "detail": detail,
                 "reference hits": ", ".join(comparison.reference.hit_ids) or "-",
                 "your hits": ", ".join(comparison.yours.hit_ids) or "-",
             }

@@ -1,20 +1,14 @@
-"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, and
-the "Your turn" check of six rows put in order by hand (``check_tie_order``).
-
-The build-it is checked against ``memorylib.ranking`` (with the library's scorer, as the
-exercise's default ``score``) on every field of every hit, in order: query_id, memory_id,
-rank, snippet, scope, provenance and score_breakdown (``buildit.check_ranking`` checks a
-function from a notebook cell as the cell defines it when run alone, as 06c runs it).
-Generated candidate lists are built to tie: a few matched-term counts, capture times
-shared by several records, captures after ``as_of`` (all age 0), and two captures half a
-second apart whose ISO texts sort the wrong way round
-(``...12:00:00.500000Z`` is later than ``...12:00:00Z`` but sorts before it as text).
-"""
+"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, compared
+with ``memorylib.ranking`` on every field of every hit, in order (``buildit.check_ranking``
+runs a cell's function as 06c does, its cell alone), and the "Your turn" ``check_tie_order``.
+Generated candidates are built to tie: shared capture times, captures after ``as_of`` (age 0),
+and two captures half a second apart whose ISO texts sort the wrong way round."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +17,7 @@ from hypothesis import strategies as st
 from memorylib.candidates import build_recall_candidates
 from memorylib.datasets import COURSE_AS_OF
 from memorylib.interface import new_memory, user_scope_for
+from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit.fixtures import (
     CHAPTER_QUERY,
     RecordSpec,
@@ -31,27 +26,14 @@ from memorylib.notebook.buildit.fixtures import (
     make_query,
     memory_ids,
 )
-from memorylib.notebook.exercises import (
-    Call,
-    CheckResult,
-    FunctionExercise,
-    Malformed,
-    Mistake,
-    Named,
-    check_value,
-    expect_sequence,
-    right,
-    wrong,
-)
 from memorylib.query import normalize_recall_query
-from memorylib.ranking import rank_key, stable_rank_recall_candidates
+from memorylib.ranking import hit_from, rank_key, stable_rank_recall_candidates
 from memorylib.records import (
     MemoryKind,
     MemorySource,
     RecallCandidate,
     RecallHit,
     RecallQuery,
-    RecallScope,
     StoredMemory,
 )
 from memorylib.scoring import score_recall_candidate
@@ -60,282 +42,170 @@ from memorylib.timestamps import TEACHING_AS_OF, epoch_micros
 __all__ = ["ALONE_HINT", "STABLE_RANK_RECALL_CANDIDATES", "check_tie_order", "tie_exercise"]
 
 TERMS = ("cache", "index", "memory", "recall")
-HALF_SECOND = 0.5 / 86_400
 # days before as_of: shared values make ties; negative ones are after as_of (age 0)
-CAPTURES = (1.0, 1.0 - HALF_SECOND, 3.0, 40.0, -2.0, -5.0)
+CAPTURES = (1.0, 1.0 - 0.5 / 86_400, 3.0, 40.0, -2.0, -5.0)
 
 
-def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> Call:
+def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> ex.Call:
     query = make_query(" ".join(terms), limit=limit)
     found = build_recall_candidates(query, build_records(tuple(specs)))
-    return Call(query, found.candidates, as_of=TEACHING_AS_OF)
-
-
-_IDS = memory_ids(9)
-_SIZES = st.integers(0, 6)
-_LIMITS = st.sampled_from((5, 1, 2, 3))
-_CAPTURES = st.sampled_from(CAPTURES)
+    return ex.Call(query, found.candidates, as_of=TEACHING_AS_OF)
 
 
 @st.composite
-def _calls(draw: st.DrawFn) -> Call:
+def _calls(draw: st.DrawFn) -> ex.Call:
     terms = draw(st.integers(1, len(TERMS)))
     specs = [
         RecordSpec(
             memory_id,
             summary=TERMS[: draw(st.integers(1, terms))],
             content=(f"note {memory_id}",),
-            captured_days_before=draw(_CAPTURES),
+            captured_days_before=draw(st.sampled_from(CAPTURES)),
         )
-        for memory_id in draw(_IDS)[: draw(_SIZES)]
+        for memory_id in draw(memory_ids(9))[: draw(st.integers(0, 6))]
     ]
-    return _ranked(TERMS[:terms], draw(_LIMITS), specs)
+    return _ranked(TERMS[:terms], draw(st.sampled_from((5, 1, 2, 3))), specs)
 
 
-# -- comparing ------------------------------------------------------------------------------
-
-
-def _read(result: Any, call: Call) -> tuple[RecallHit, ...]:
+def _read(result: Any, call: ex.Call) -> tuple[RecallHit, ...]:
     if isinstance(result, list):
-        raise Malformed("return a tuple of RecallHit, not a list: tuple(hits)")
+        raise ex.Malformed("return a tuple of RecallHit, not a list: tuple(hits)")
     if not isinstance(result, tuple):
-        raise Malformed(
-            f"stable_rank_recall_candidates must return a tuple of RecallHit, not "
+        raise ex.Malformed(
+            "stable_rank_recall_candidates must return a tuple of RecallHit, not "
             f"{type(result).__name__}"
         )
     for hit in result:
         if not isinstance(hit, RecallHit):
-            raise Malformed(f"every hit must be a RecallHit, not {type(hit).__name__}")
+            raise ex.Malformed(f"every hit must be a RecallHit, not {type(hit).__name__}")
     return result
 
 
 def _show(hits: tuple[RecallHit, ...]) -> str:
-    if not hits:
-        return "no hits ()"
-    return ", ".join(
-        f"#{hit.rank} {hit.memory_id} ({hit.score_breakdown.total}, {_clip(hit.snippet)})"
-        for hit in hits
+    def clip(text: str, size: int = 24) -> str:
+        return repr(text if len(text) <= size else text[: size - 1] + "…")
+
+    shown = (
+        f"#{h.rank} {h.memory_id} ({h.score_breakdown.total}, {clip(h.snippet)})" for h in hits
     )
+    return ", ".join(shown) or "no hits ()"
 
 
-def _clip(text: str, size: int = 24) -> str:
-    return repr(text if len(text) <= size else text[: size - 1] + "…")
-
-
-def _show_call(name: str, call: Call) -> str:
-    query, candidates = call.args
-    as_of = call.kwargs["as_of"]
+def _show_call(name: str, call: ex.Call) -> str:
+    (query, candidates), as_of = call.args, call.kwargs["as_of"]
+    n = len(query.terms)
     rows = []
-    for candidate in candidates:
-        breakdown = score_recall_candidate(query, candidate, as_of=as_of)
+    for c in candidates:
+        b = score_recall_candidate(query, c, as_of=as_of)
         rows.append(
-            f"{candidate.record.memory_id}: matches {len(candidate.matched_terms)} of "
-            f"{len(query.terms)} term{'' if len(query.terms) == 1 else 's'}, captured "
-            f"{candidate.record.source.captured_at}, "
-            f"total {breakdown.total}, coverage {breakdown.lexical_coverage}"
+            f"{c.record.memory_id}: matches {len(c.matched_terms)} of {n} term{'s' * (n != 1)}, "
+            f"captured {c.record.source.captured_at}, total {b.total}, coverage "
+            f"{b.lexical_coverage}"
         )
-    listing = "\n".join(rows) if rows else "(no candidates)"
     return (
         f"{name}(query, candidates, as_of={as_of!r}) with limit {query.limit} and "
-        f"{len(candidates)} candidate(s), in this (storage) order:\n{listing}"
+        f"{len(candidates)} candidate(s), in this (storage) order:\n"
+        + ("\n".join(rows) or "(no candidates)")
     )
 
 
-# -- typical mistakes -----------------------------------------------------------------------------
+# -- typical mistakes: the contract with one rule broken -------------------------------------------
 
-Key = Callable[[RecallCandidate, Any], Any]
+_KEYS = {
+    "total": lambda c, b: b.total,
+    "coverage": lambda c, b: b.lexical_coverage,
+    "time": lambda c, b: epoch_micros(c.captured_at),
+    "text": lambda c, b: c.record.source.captured_at,  # captured_at as its ISO text
+    "id": lambda c, b: c.record.memory_id,
+}
 
 
 def _variant(
-    *,
-    keys: Sequence[tuple[Key, bool]] | None = None,
-    first_rank: int = 1,
-    limit: Callable[[int], int | None] = lambda n: n,
-    snippet: Callable[[RecallCandidate], str] = lambda c: c.record.summary,
-) -> Any:
-    """The contract with one rule broken. ``keys`` are (key, descending) pairs applied as
-    stable sorts, most significant first (default: the contract's four keys)."""
-    order = (
-        keys
-        if keys is not None
-        else (
-            (lambda c, b: b.total, True),
-            (lambda c, b: b.lexical_coverage, True),
-            (lambda c, b: epoch_micros(c.captured_at), True),
-            (lambda c, b: c.record.memory_id, False),
-        )
-    )
+    keys: str = "-total -coverage -time +id", *, first_rank: int = 1, extra: int | None = 0,
+    snippet: str = "summary",
+) -> Any:  # fmt: skip
+    """``keys`` most significant first, ``-`` DESC and ``+`` ASC, applied as stable sorts;
+    ``extra`` hits past the limit (None: no limit); ``snippet`` the record field shown."""
 
-    def rank(
-        query: RecallQuery,
-        candidates: Sequence[RecallCandidate],
-        *,
-        as_of: datetime | str,
-        score: Any = score_recall_candidate,
-    ) -> tuple[RecallHit, ...]:
+    def rank(query: RecallQuery, candidates: Sequence[RecallCandidate], *, as_of: datetime | str,
+             score: Any = score_recall_candidate) -> tuple[RecallHit, ...]:  # fmt: skip
         scored = [(c, score(query, c, as_of=as_of)) for c in candidates]
-        for key, descending in reversed(order):  # least significant first: stable sorts
-            scored.sort(key=lambda item, k=key: k(*item), reverse=descending)
-        kept = scored[: limit(query.limit)]
+        for key in reversed(keys.split()):  # least significant first: stable sorts
+            scored.sort(key=lambda item, k=_KEYS[key[1:]]: k(*item), reverse=key[0] == "-")
+        kept = scored if extra is None else scored[: query.limit + extra]
+        ranked = enumerate(kept, start=first_rank)
         return tuple(
-            RecallHit(
-                query_id=c.query_id,
-                memory_id=c.record.memory_id,
-                rank=position,
-                snippet=snippet(c),
-                scope=RecallScope(c.record.user_scope, c.record.kind),
-                provenance=c.record.source,
-                score_breakdown=b,
-            )
-            for position, (c, b) in enumerate(kept, start=first_rank)
+            replace(hit_from(c, b, n), snippet=getattr(c.record, snippet)) for n, (c, b) in ranked
         )
 
     return rank
 
 
-def _total(c: RecallCandidate, b: Any) -> float:
-    return b.total
-
-
-def _coverage(c: RecallCandidate, b: Any) -> float:
-    return b.lexical_coverage
-
-
-def _time(c: RecallCandidate, b: Any) -> int:
-    return epoch_micros(c.captured_at)
-
-
-def _time_text(c: RecallCandidate, b: Any) -> str:
-    return c.record.source.captured_at
-
-
-def _memory_id(c: RecallCandidate, b: Any) -> str:
-    return c.record.memory_id
-
-
+# fmt: off
 MISTAKES = (
-    Mistake(
-        "ties broken by storage order",
+    ex.Mistake("ties broken by storage order",
         "sorted(..., key=total) keeps tied candidates in the order they were stored. Break "
         "ties explicitly: lexical_coverage DESC, then captured_at DESC, then memory_id ASC.",
-        _variant(keys=((_total, True),)),
-    ),
-    Mistake(
-        "only total and memory_id",
+        _variant("-total")),
+    ex.Mistake("only total and memory_id",
         "Between total and memory_id come two more keys: lexical_coverage DESC, then "
-        "captured_at DESC (the newer record first).",
-        _variant(keys=((_total, True), (_memory_id, False))),
-    ),
-    Mistake(
-        "lexical_coverage not a key",
+        "captured_at DESC (the newer record first).", _variant("-total +id")),
+    ex.Mistake("lexical_coverage not a key",
         "The second key is lexical_coverage DESC: with equal totals, the record that matches "
-        "more of the query wins before recency is looked at.",
-        _variant(keys=((_total, True), (_time, True), (_memory_id, False))),
-    ),
-    Mistake(
-        "captured_at ascending",
+        "more of the query wins before recency is looked at.", _variant("-total -time +id")),
+    ex.Mistake("captured_at ascending",
         "captured_at is DESCENDING: on a tie the NEWER record comes first.",
-        _variant(keys=((_total, True), (_coverage, True), (_time, False), (_memory_id, False))),
-    ),
-    Mistake(
-        "captured_at compared as text",
+        _variant("-total -coverage +time +id")),
+    ex.Mistake("captured_at compared as text",
         "Compare captured_at as a time (candidate.captured_at, a datetime), not as its ISO "
         "text: '2026-08-01T12:00:00.500000Z' is later than '2026-08-01T12:00:00Z' but sorts "
-        "before it.",
-        _variant(keys=((_total, True), (_coverage, True), (_time_text, True), (_memory_id, False))),
-    ),
-    Mistake(
-        "memory_id descending",
+        "before it.", _variant("-total -coverage -text +id")),
+    ex.Mistake("memory_id descending",
         "The last key is memory_id ASCENDING ('a' before 'b').",
-        _variant(keys=((_total, True), (_coverage, True), (_time, True), (_memory_id, True))),
-    ),
-    Mistake(
-        "lowest total first",
+        _variant("-total -coverage -time -id")),
+    ex.Mistake("lowest total first",
         "The best candidate comes first: total DESCENDING (reverse=True, or sort by -total).",
-        _variant(keys=((_total, False), (_coverage, True), (_time, True), (_memory_id, False))),
-    ),
-    Mistake(
-        "ranks start at 0",
-        "Ranks start at 1: enumerate(..., start=1).",
-        _variant(first_rank=0),
-    ),
-    Mistake(
-        "limit not applied",
+        _variant("+total -coverage -time +id")),
+    ex.Mistake("ranks start at 0", "Ranks start at 1: enumerate(..., start=1).",
+        _variant(first_rank=0)),
+    ex.Mistake("limit not applied",
         "Keep only the first query.limit hits: sorted_items[: query.limit].",
-        _variant(limit=lambda n: None),
-    ),
-    Mistake(
-        "one hit too many",
-        "Keep exactly query.limit hits: sorted_items[: query.limit].",
-        _variant(limit=lambda n: n + 1),
-    ),
-    Mistake(
-        "snippet is the content",
+        _variant(extra=None)),
+    ex.Mistake("one hit too many", "Keep exactly query.limit hits: sorted_items[: query.limit].",
+        _variant(extra=1)),
+    ex.Mistake("snippet is the content",
         "snippet = the record's SUMMARY (record.summary), the short form meant for a prompt.",
-        _variant(snippet=lambda c: c.record.content),
-    ),
+        _variant(snippet="content")),
 )
+# fmt: on
 
 
-# -- worked examples -----------------------------------------------------------------------------
-
-
-def _examples() -> tuple[Named, ...]:
+def _examples() -> tuple[ex.Named, ...]:
     layered = make_query(CHAPTER_QUERY)
     chapter = build_recall_candidates(layered, chapter_records()).candidates
     ten = ("recall", "index", "cache", "memory", "layered", "sqlite", "wal", "jsonl", "budget")
     ten += ("tokens",)
-    second = 1 / 86_400
+
+    def one(memory_id: str, terms: Sequence[str] = ("cache",), days: float = 1.0) -> RecordSpec:
+        return RecordSpec(memory_id, summary=tuple(terms), captured_days_before=days)
+
+    # fmt: off
     return (
-        Named(
-            "the chapter's query: conversation-003 is hit #1 with 0.995161",
-            Call(layered, chapter, as_of=TEACHING_AS_OF),
-        ),
-        Named(
-            "captured one second apart, equal totals at 6 places: the newer one ranks first",
-            _ranked(
-                ("cache",),
-                5,
-                (
-                    RecordSpec("a-older", summary=("cache",)),
-                    RecordSpec("b-newer", summary=("cache",), captured_days_before=1.0 - second),
-                ),
-            ),
-        ),
-        Named(
-            "a full tie is broken by memory_id, ascending, whatever the storage order",
-            _ranked(
-                ("cache",),
-                5,
-                (RecordSpec("b-2", summary=("cache",)), RecordSpec("a-1", summary=("cache",))),
-            ),
-        ),
-        Named(
-            "equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
-            _ranked(
-                ten,
-                5,
-                (
-                    RecordSpec("x-newer", summary=ten[:5], captured_days_before=0.0),
-                    RecordSpec("y-covers-more", summary=ten[:6], captured_days_before=30 * 17 / 13),
-                ),
-            ),
-        ),
-        Named(
-            "limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
-            _ranked(
-                TERMS[:3],
-                2,
-                (
-                    RecordSpec("m1", summary=TERMS[:1]),
-                    RecordSpec("m2", summary=TERMS[:3]),
-                    RecordSpec("m3", summary=TERMS[:2]),
-                    RecordSpec("m4", summary=TERMS[:1], captured_days_before=3.0),
-                ),
-            ),
-        ),
-        Named("no candidates give no hits", Call(layered, (), as_of=TEACHING_AS_OF)),
+        ex.Named("the chapter's query: conversation-003 is hit #1 with 0.995161",
+                 ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
+        ex.Named("captured one second apart, equal totals at 6 places: the newer one ranks first",
+                 _ranked(("cache",), 5, (one("a-older"), one("b-newer", days=1.0 - 1 / 86_400)))),
+        ex.Named("a full tie is broken by memory_id, ascending, whatever the storage order",
+                 _ranked(("cache",), 5, (one("b-2"), one("a-1")))),
+        ex.Named("equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
+                 _ranked(ten, 5, (one("x-newer", ten[:5], 0.0),
+                                  one("y-covers-more", ten[:6], 30 * 17 / 13)))),
+        ex.Named("limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
+                 _ranked(TERMS[:3], 2, (one("m1", TERMS[:1]), one("m2", TERMS[:3]),
+                                        one("m3", TERMS[:2]), one("m4", TERMS[:1], 3.0)))),
+        ex.Named("no candidates give no hits", ex.Call(layered, (), as_of=TEACHING_AS_OF)),
     )
+    # fmt: on
 
 
 ALONE_HINT = (
@@ -344,36 +214,24 @@ ALONE_HINT = (
     "epoch_micros from memorylib.timestamps if it uses that)."
 )
 
-STABLE_RANK_RECALL_CANDIDATES = FunctionExercise(
-    function="stable_rank_recall_candidates",
-    reference=stable_rank_recall_candidates,
-    examples=_examples(),
-    cases=_calls(),
-    read=_read,
-    show=_show,
-    show_call=_show_call,
-    mistakes=MISTAKES,
-    refuses=(stable_rank_recall_candidates,),
+# fmt: off
+STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
+    "stable_rank_recall_candidates", stable_rank_recall_candidates, _examples(), _calls(), _read,
+    _show, _show_call, MISTAKES, refuses=(stable_rank_recall_candidates,),
     error_hints=(
         ("NameError", ALONE_HINT),
-        (
-            "'<' not supported between instances",
-            "Sorting tuples that hold a candidate or a "
-            "breakdown compares those objects when the numbers tie: sort with a key that returns "
-            "only numbers and strings (e.g. -total, -coverage, -captured_at.timestamp(), "
-            "memory_id).",
-        ),
-        (
-            "bad operand type for unary -: 'str'",
-            "A string cannot be negated: keep memory_id "
-            "as it is in the key (ascending), or sort in two stable passes.",
-        ),
-        (
-            "bad operand type for unary -: 'datetime.datetime'",
-            "Negate a number, not a datetime: -candidate.captured_at.timestamp().",
-        ),
+        ("'<' not supported between instances",
+         "Sorting tuples that hold a candidate or a breakdown compares those objects when the "
+         "numbers tie: sort with a key that returns only numbers and strings (e.g. -total, "
+         "-coverage, -captured_at.timestamp(), memory_id)."),
+        ("bad operand type for unary -: 'str'",
+         "A string cannot be negated: keep memory_id as it is in the key (ascending), or sort in "
+         "two stable passes."),
+        ("bad operand type for unary -: 'datetime.datetime'",
+         "Negate a number, not a datetime: -candidate.captured_at.timestamp()."),
     ),
 )
+# fmt: on
 
 
 # -- notebook 05's "Your turn": six rows in stable-rank order, by hand ----------------------------
@@ -393,6 +251,17 @@ TIE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("note-c", "notes from the harbor recall latency review", "2026-11-20T10:00:05Z"),
 )
 KEY_NAMES = ("total", "lexical_coverage", "captured_at", "memory_id")
+# fmt: off
+_KEY_HINTS = {
+    "total": "a row with a higher total belongs there: key 1 is total, descending.",
+    "lexical_coverage": "two rows tie on total there: key 2 decides before any time is looked "
+                        "at, the higher lexical_coverage first.",
+    "captured_at": "rows tie on total and lexical_coverage there: key 3 decides, the later "
+                   "captured_at first (read the seconds).",
+    "memory_id": "rows tie on the first three keys there: key 4 decides, the smaller memory_id "
+                 "first.",
+}
+# fmt: on
 
 
 @functools.cache
@@ -407,8 +276,8 @@ def tie_exercise() -> tuple[RecallQuery, tuple[StoredMemory, ...]]:
             memory_id=memory_id,
             content=text,
             summary=text,
-            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", text, when),
             stored_at=when,
+            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", text, when),
         )
         for memory_id, text, when in TIE_ROWS
     )
@@ -421,30 +290,13 @@ def tie_exercise() -> tuple[RecallQuery, tuple[StoredMemory, ...]]:
 def _tie_keys() -> dict[str, tuple[float, float, int, str]]:
     """memory_id -> the library's sort key (``ranking.rank_key``)."""
     query, records = tie_exercise()
-    keys = {}
-    for candidate in build_recall_candidates(query, records).candidates:
-        breakdown = score_recall_candidate(query, candidate, as_of=COURSE_AS_OF)
-        keys[candidate.record.memory_id] = rank_key(breakdown, candidate)
-    return keys
+    return {
+        c.record.memory_id: rank_key(score_recall_candidate(query, c, as_of=COURSE_AS_OF), c)
+        for c in build_recall_candidates(query, records).candidates
+    }
 
 
-_KEY_HINTS = {
-    "total": "a row with a higher total belongs there: key 1 is total, descending.",
-    "lexical_coverage": (
-        "two rows tie on total there: key 2 decides before any time is looked at, the "
-        "higher lexical_coverage first."
-    ),
-    "captured_at": (
-        "rows tie on total and lexical_coverage there: key 3 decides, the later captured_at "
-        "first (read the seconds)."
-    ),
-    "memory_id": (
-        "rows tie on the first three keys there: key 4 decides, the smaller memory_id first."
-    ),
-}
-
-
-def check_tie_order(answer: object) -> CheckResult:
+def check_tie_order(answer: object) -> ex.CheckResult:
     """Notebook 05's "Your turn": the six memory_ids in the stable rank's order, best first.
 
     Right; wrong with a hint naming the first place that is wrong and the key that decides
@@ -452,33 +304,30 @@ def check_tie_order(answer: object) -> CheckResult:
     repeated; or not answered yet for the ``...`` placeholder.
     """
     query, records = tie_exercise()
+    found = build_recall_candidates(query, records)
     correct = tuple(
-        hit.memory_id
-        for hit in stable_rank_recall_candidates(
-            query, build_recall_candidates(query, records), as_of=COURSE_AS_OF
-        )
+        h.memory_id for h in stable_rank_recall_candidates(query, found, as_of=COURSE_AS_OF)
     )
 
-    def judge(answer: object) -> CheckResult:
-        given = tuple(map(str, expect_sequence(answer, "a list of memory_ids", item=str)))
+    def judge(answer: object) -> ex.CheckResult:
+        given = tuple(map(str, ex.expect_sequence(answer, "a list of memory_ids", item=str)))
         if given == correct:
-            return right(
+            return ex.right(
                 f"Right: {' > '.join(correct)}. Each key decided once: total, then "
                 "lexical_coverage (note-f over note-e), captured_at (note-c, 5 seconds later; "
                 "its total ties only because totals are rounded to 6 places), memory_id."
             )
         if sorted(given) != sorted(correct):
-            return wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
+            return ex.wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
         keys = _tie_keys()
-        naive = sorted((r.memory_id for r in records), key=lambda m: keys[m][0])
-        if list(given) == naive:
-            return wrong(
+        if list(given) == sorted((r.memory_id for r in records), key=lambda m: keys[m][0]):
+            return ex.wrong(
                 "That is sorted(..., key=total): tied rows kept the storage order. Break ties "
                 "with lexical_coverage DESC, then captured_at DESC, then memory_id ASC."
             )
         place = next(n for n, (g, c) in enumerate(zip(given, correct, strict=True)) if g != c)
         yours, due = keys[given[place]], keys[correct[place]]
         key = next(n for n, (a, b) in enumerate(zip(yours, due, strict=True)) if a != b)
-        return wrong(f"Not quite at place {place + 1}: {_KEY_HINTS[KEY_NAMES[key]]}")
+        return ex.wrong(f"Not quite at place {place + 1}: {_KEY_HINTS[KEY_NAMES[key]]}")
 
-    return check_value(answer, judge, placeholder="a list of the six memory_ids, best first")
+    return ex.check_value(answer, judge, placeholder="a list of the six memory_ids, best first")
