@@ -249,7 +249,9 @@ def chosen_configurations(names: Sequence[str]) -> dict[str, ScoringPolicy]:
             f"--config {unknown[0]!r} is not a configuration; choose from "
             f"{', '.join(CONFIGURATIONS)}"
         )
-    return {n: p for n, p in CONFIGURATIONS.items() if n in names or not names and n in DEFAULT_RUN}
+    return {
+        n: p for n, p in CONFIGURATIONS.items() if n in names or (not names and n in DEFAULT_RUN)
+    }
 
 
 def load_score_function(spec: str) -> ScoreFunction:
