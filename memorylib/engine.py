@@ -17,22 +17,24 @@ It chooses one of two paths, which give identical results:
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from .checks import require
+from .checks import MAX_LIMIT, require
 from .errors import RemoteMemoryValidationError
 from .interface import MemoryStore
 from .pipeline import prepare_query, recall_pipeline
 from .query import normalize_recall_query
 from .ranking import ScoreFunction
-from .records import RecallResult
+from .records import RecallQuery, RecallResult
 from .scoring import DEFAULT_POLICY, ScoringPolicy
 from .store import RemoteMemoryStore
 from .timestamps import parse_timestamp, utc_now
 
 if TYPE_CHECKING:
     from .fast.index import RecallIndex
+    from .vectors import VectorCache
 
 __all__ = ["RecallEngine", "Strategy"]
 
@@ -63,6 +65,7 @@ class RecallEngine:
             )
         self.score = score
         self._index: RecallIndex | None = None
+        self._vectors: VectorCache | None = None
 
     def __repr__(self) -> str:
         return f"RecallEngine({self.store!r}, strategy={self.strategy!r})"
@@ -91,6 +94,27 @@ class RecallEngine:
             issued_at=moment,
         )
         query = prepare_query(query, used, text)  # the policy's analyzer, on the raw lines
+        if used.vector is not None:  # beyond the chapter: lexical and vector, fused (vectors.py)
+            return self._hybrid(query, text, moment, used)
+        return self._lexical(query, moment, used)
+
+    def _hybrid(
+        self, query: RecallQuery, text: str, moment: datetime, policy: ScoringPolicy
+    ) -> RecallResult:
+        from . import vectors
+
+        assert policy.vector is not None
+        lexical = self._lexical(
+            dataclasses.replace(query, limit=MAX_LIMIT), moment, policy.lexical()
+        )
+        if self._vectors is None or self._vectors.embedder.name != policy.vector:
+            self._vectors = vectors.VectorCache(vectors.load_embedder(policy.vector))
+        records = vectors.searched_records(self.store.read_all())
+        wanted = self._vectors.embedder.query(text[-vectors.QUERY_CHARS :])
+        ranked = vectors.vector_ranking(wanted, records, self._vectors.passage)
+        return vectors.fuse(query, lexical, ranked, policy, policy.vector)
+
+    def _lexical(self, query: RecallQuery, moment: datetime, used: ScoringPolicy) -> RecallResult:
         if self.score is not None:
             return recall_pipeline(
                 query, self.store.read_all(), as_of=moment, policy=used, score=self.score

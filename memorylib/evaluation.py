@@ -34,6 +34,11 @@ source at 0.4 / 0.25 / 0.1 by distance) and ``bm25-full``. Their numbers are
 the field's usual ones, measured on the public benchmarks' development halves only
 (bench/README.md), never on the held-out split.
 
+Last, ``hybrid``: bm25-full's ranking and a vector ranking (multilingual-e5-small, the
+``dense`` extra) fused by reciprocal rank (``memorylib.vectors``). A run with no
+``--config`` leaves it out (``DEFAULT_RUN``): it needs the model and embeds every record
+once; name it to run it.
+
 A scoring function of your own (``score_recall_candidate``'s signature) becomes another
 row: ``--scorer module:function`` or ``--scorer path/to/file.py:function``
 (``load_score_function``); ``--config NAME`` (repeatable) keeps only the named
@@ -52,7 +57,7 @@ import sys
 import tempfile
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -80,6 +85,7 @@ from .timestamps import parse_timestamp
 __all__ = [
     "CONFIGURATIONS",
     "CONFIGURATION_NOTES",
+    "DEFAULT_RUN",
     "DEPTH",
     "EVAL_FILE",
     "METRICS",
@@ -128,7 +134,16 @@ CONFIGURATIONS: dict[str, ScoringPolicy] = {
     "bm25-full": ScoringPolicy.bm25(
         analyzer=FULL_ANALYZER, query_weighting=DIALOGUE_TURNS, context=CONTEXT_WEIGHTS
     ),
+    "hybrid": replace(
+        ScoringPolicy.bm25(
+            analyzer=FULL_ANALYZER, query_weighting=DIALOGUE_TURNS, context=CONTEXT_WEIGHTS
+        ),
+        vector="e5-small",
+    ),
 }
+# What a run with no --config reports: every configuration but those that need a vector
+# model (an optional install, and seconds of embedding per store): ask for "hybrid" by name.
+DEFAULT_RUN = tuple(name for name, policy in CONFIGURATIONS.items() if policy.vector is None)
 # What the legend says of a configuration (one without a note is listed without one).
 CONFIGURATION_NOTES: dict[str, str] = {
     "coverage": "the chapter's: matched / query terms",
@@ -141,6 +156,7 @@ CONFIGURATION_NOTES: dict[str, str] = {
     "bm25-dialogue": "a dialogue's turns weigh 0.9 per later turn less",
     "bm25-context": "neighbours in the same source at 0.4/0.25/0.1",
     "bm25-full": "all four",
+    "hybrid": "bm25-full and multilingual-e5-small vectors, reciprocal rank fusion (k 60)",
 }
 
 
@@ -217,10 +233,11 @@ class Scorer:
 
 
 def standard_scorers() -> tuple[Scorer, ...]:
-    """A row per entry of ``CONFIGURATIONS``, in its order, with its note."""
+    """A row per entry of ``CONFIGURATIONS`` without a vector model (``DEFAULT_RUN``), in
+    its order, with its note."""
     return tuple(
-        Scorer(name, policy, note=CONFIGURATION_NOTES.get(name, ""))
-        for name, policy in CONFIGURATIONS.items()
+        Scorer(name, CONFIGURATIONS[name], note=CONFIGURATION_NOTES.get(name, ""))
+        for name in DEFAULT_RUN
     )
 
 
@@ -232,7 +249,9 @@ def chosen_configurations(names: Sequence[str]) -> dict[str, ScoringPolicy]:
             f"--config {unknown[0]!r} is not a configuration; choose from "
             f"{', '.join(CONFIGURATIONS)}"
         )
-    return {n: p for n, p in CONFIGURATIONS.items() if not names or n in names}
+    return {
+        n: p for n, p in CONFIGURATIONS.items() if n in names or (not names and n in DEFAULT_RUN)
+    }
 
 
 def load_score_function(spec: str) -> ScoreFunction:

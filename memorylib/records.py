@@ -227,6 +227,9 @@ class RecallScoreBreakdown:
     analyzer: str | None = None
     analysis_parameters: tuple[tuple[str, str], ...] = ()
     term_matches: tuple[TermMatch, ...] = ()
+    vector_model: str | None = None
+    vector_similarity: float | None = None
+    vector_contribution: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -254,12 +257,23 @@ class RecallScoreBreakdown:
                 "parameters": dict(self.analysis_parameters),
                 "terms": [match.to_dict() for match in self.term_matches],
             }
+        if self.vector_model is not None:  # a hybrid: the contributions are the two RRF parts
+            payload["contributions"]["vector"] = self.vector_contribution
+            payload["vector"] = {"model": self.vector_model, "similarity": self.vector_similarity}
         return payload
 
     @classmethod
     def from_dict(cls, payload: object) -> RecallScoreBreakdown:
         what = "score_breakdown"
         flat = dict(json_object(payload, what))
+        if "vector" in flat:
+            vector = dict(json_object(flat.pop("vector"), f"{what}.vector"))
+            if set(vector) != {"model", "similarity"}:
+                raise RemoteMemoryCorruptionError(f"{what}.vector must hold model and similarity")
+            parts = dict(json_object(flat.get("contributions"), f"{what}.contributions"))
+            flat["contributions"] = parts
+            flat.update(vector_model=vector["model"], vector_similarity=vector["similarity"])
+            flat["vector_contribution"] = parts.pop("vector", None)
         for group, suffix in (("weights", "weight"), ("contributions", "contribution")):
             parts = json_object(flat.pop(group, None), f"{what}.{group}")
             if set(parts) != {"lexical", "recency"}:
@@ -282,6 +296,7 @@ class RecallScoreBreakdown:
         optional = frozenset(
             {"scorer", "lexical_score", "bm25", "evidence", "parameters", "analyzer"}
             | {"analysis_parameters", "term_matches"}
+            | {"vector_model", "vector_similarity", "vector_contribution"}
         )
         breakdown = decode_fields(cls, flat, what, optional=optional)
         return dataclasses.replace(

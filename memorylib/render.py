@@ -65,9 +65,16 @@ def _score_attributes(score: RecallScoreBreakdown) -> dict[str, str]:
     }
     if score.scorer != "coverage":
         shown.update(bm25=score.bm25, evidence=score.evidence)
+    if score.vector_model is not None:
+        shown.update(
+            vector_similarity=score.vector_similarity,
+            vector_contribution=score.vector_contribution,
+        )
     attributes = {name: f"{value:.6f}" for name, value in shown.items() if value is not None}
     if score.scorer != "coverage":
         attributes["scorer"] = score.scorer
+    if score.vector_model is not None:
+        attributes["vector_model"] = score.vector_model
     return attributes
 
 

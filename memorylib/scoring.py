@@ -69,6 +69,7 @@ __all__ = [
 ]
 
 SCORERS = ("coverage", "bm25", "bm25+recency")
+VECTOR_MODELS = ("e5-small",)  # embedding models a policy may fuse (memorylib.vectors)
 MAX_CONTEXT = 8  # neighbour weights a policy may give (distance 1 .. 8)
 
 
@@ -89,6 +90,8 @@ class ScoringPolicy:
     query_weighting: str | None = None
     turn_decay: float = 0.9
     context: tuple[float, ...] = ()
+    vector: str | None = None  # beyond the chapter: an embedding model fused by rank (vectors.py)
+    fusion_k: float = 60.0
 
     def __post_init__(self) -> None:
         for name in (
@@ -126,6 +129,13 @@ class ScoringPolicy:
             require_number(weight, "a context weight")
             if not 0 < weight <= 1:
                 raise RemoteMemoryValidationError("context weights must be > 0 and <= 1")
+        if self.vector is not None and self.vector not in VECTOR_MODELS:
+            raise RemoteMemoryValidationError(
+                f"vector must be None or one of {', '.join(VECTOR_MODELS)}, got {self.vector!r}"
+            )
+        require_number(self.fusion_k, "fusion_k")
+        if self.fusion_k <= 0:
+            raise RemoteMemoryValidationError("fusion_k must be > 0")
 
     @classmethod
     def bm25(
@@ -188,6 +198,10 @@ class ScoringPolicy:
             if getattr(self, f.name) != f.default
         ]
         return f"ScoringPolicy({', '.join(shown)})"
+
+    def lexical(self) -> ScoringPolicy:
+        """This policy without its vector part: the lexical ranking a hybrid fuses."""
+        return dataclasses.replace(self, vector=None, fusion_k=60.0)
 
     @property
     def uses_bm25(self) -> bool:

@@ -2,11 +2,62 @@
 
 from __future__ import annotations
 
+import hashlib
+import math
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from memorylib import MemoryKind, MemorySource, RemoteMemoryStore, seed_teaching_store
+from memorylib import MemoryKind, MemorySource, RemoteMemoryStore, seed_teaching_store, vectors
+from memorylib.analysis import FULL_ANALYZER, text_terms
+
+
+class HashEmbedder:
+    """A stand-in for the "e5-small" model in tests: each term of the text (the full
+    analyzer's) adds a fixed pseudo-random vector, then the sum is made unit length. Texts
+    that share terms are similar; it knows no meaning. Deterministic and fast."""
+
+    name = "e5-small"
+    dimensions = 32
+
+    def _vector(self, text: str) -> Sequence[float]:
+        total = [0.0] * self.dimensions
+        for term, count in sorted(text_terms(text, FULL_ANALYZER).counts.items()):
+            digest = hashlib.sha256(term.encode("utf-8")).digest()
+            for i in range(self.dimensions):
+                total[i] += count * (digest[i] - 127.5)
+        norm = math.sqrt(sum(x * x for x in total)) or 1.0
+        return [x / norm for x in total]
+
+    def query(self, text: str) -> Sequence[float]:
+        return self._vector(text)
+
+    def passage(self, text: str) -> Sequence[float]:
+        return self._vector(text)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _hash_embedder() -> Iterator[None]:
+    """Every test recalls hybrid policies with HashEmbedder, unless marked real_vectors."""
+    saved = vectors._LOADED.pop("e5-small", None)
+    vectors._LOADED["e5-small"] = HashEmbedder()
+    yield
+    vectors._LOADED.pop("e5-small", None)
+    if saved is not None:
+        vectors._LOADED["e5-small"] = saved
+
+
+@pytest.fixture(autouse=True)
+def _real_vectors(request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.node.get_closest_marker("real_vectors") is None:
+        yield
+        return
+    fake = vectors._LOADED.pop("e5-small")
+    try:
+        yield
+    finally:
+        vectors._LOADED["e5-small"] = fake
 
 
 @pytest.fixture

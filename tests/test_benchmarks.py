@@ -29,7 +29,12 @@ from memorylib.benchmarks import (
     score_ranking,
 )
 from memorylib.errors import RemoteMemoryValidationError
-from memorylib.evaluation import CONFIGURATION_NOTES, CONFIGURATIONS, standard_scorers
+from memorylib.evaluation import (
+    CONFIGURATION_NOTES,
+    CONFIGURATIONS,
+    DEFAULT_RUN,
+    standard_scorers,
+)
 from memorylib.scoring import DEFAULT_POLICY
 
 from .test_evaluation import EXPECTED_TABLE
@@ -497,7 +502,8 @@ def test_madial_missing_folder(tmp_path: Path) -> None:
 
 
 def test_the_rows_of_the_eval_command_come_from_configurations() -> None:
-    assert [s.name for s in standard_scorers()] == list(CONFIGURATIONS)
+    assert [s.name for s in standard_scorers()] == list(DEFAULT_RUN)
+    assert [n for n in CONFIGURATIONS if n not in DEFAULT_RUN] == ["hybrid"]  # needs a model
     assert all(s.policy is CONFIGURATIONS[s.name] for s in standard_scorers())
     assert CONFIGURATIONS["coverage"] == DEFAULT_POLICY
     assert set(CONFIGURATION_NOTES) <= set(CONFIGURATIONS)
@@ -530,10 +536,10 @@ def test_the_benchmark_command_prints_every_category_for_every_configuration(
     ]
     table = lines[lines.index(head) + 2 : lines.index("configurations:")]
     rows = [line for line in table if line]
-    assert len(rows) == 6 * len(CONFIGURATIONS)
+    assert len(rows) == 6 * len(DEFAULT_RUN)
     groups = ["multi-hop", "temporal", "open-domain", "single-hop", "overall (1-4)"]
     first = next(iter(CONFIGURATIONS))
-    assert [" ".join(r.split()[:-6]) for r in rows[:: len(CONFIGURATIONS)]] == [
+    assert [" ".join(r.split()[:-6]) for r in rows[:: len(DEFAULT_RUN)]] == [
         f"{group} {first}" for group in [*groups, "adversarial (5)"]
     ]
     assert "skipped: 3 question(s)" in out and "repaired: 3" in out
