@@ -664,7 +664,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return run_benchmark_command(args, out)
     splits = SPLITS if args.split in (None, "both") else (args.split,)
     chosen = chosen_configurations(args.config)
-    scorers = [s for s in standard_scorers() if s.name in chosen]
+    scorers = [Scorer(n, p, note=CONFIGURATION_NOTES.get(n, "")) for n, p in chosen.items()]
     for spec in args.scorer:
         function = load_score_function(spec)
         name = f"yours:{spec.rpartition(':')[2]}"

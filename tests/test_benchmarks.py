@@ -620,3 +620,9 @@ EXPECTED_LEGEND = (
 def test_the_course_eval_without_benchmark_prints_what_it_always_did(capsys) -> None:
     assert cli(["eval"]) == 0
     assert capsys.readouterr().out == f"{EXPECTED_TABLE}\n\n{EXPECTED_LEGEND}\n"
+
+
+def test_config_hybrid_adds_its_row_to_the_course_eval(capsys) -> None:
+    assert cli(["eval", "--split", "heldout", "--config", "bm25", "--config", "hybrid"]) == 0
+    table = capsys.readouterr().out.split("\n\n")[0].splitlines()
+    assert [line.split()[:2] for line in table[2:]] == [["heldout", "bm25"], ["heldout", "hybrid"]]
