@@ -33,6 +33,7 @@ from memorylib import (
     RemoteMemoryValidationError,
     extract_terms,
     normalize_text,
+    recall_pipeline,
     render_recall_context,
     score_recall_candidate,
     stable_rank_recall_candidates,
@@ -43,6 +44,7 @@ from memorylib.notebook import buildit
 from memorylib.notebook.buildit.fixtures import CHAPTER_SCOPE, chapter_records
 from memorylib.notebook.exercises import CheckResult, Verdict, check_function
 from memorylib.query import term_occurrences
+from memorylib.ranking import hit_from, rank_key
 from memorylib.timestamps import TEACHING_AS_OF, parse_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -469,6 +471,32 @@ def test_a_scorer_that_calls_the_librarys_is_refused(student) -> None:
     result = buildit.check_scoring(student)
     assert result.verdict is Verdict.WRONG
     assert f"{student.__name__} calls the library's score_recall_candidate" in result.message
+
+
+def ranker_through_the_librarys_helpers(query, candidates, *, as_of, score=score_recall_candidate):
+    scored = sorted(
+        ((score(query, c, as_of=as_of), c) for c in candidates), key=lambda bc: rank_key(*bc)
+    )
+    return tuple(hit_from(c, b, n) for n, (b, c) in enumerate(scored[: query.limit], start=1))
+
+
+def ranker_through_the_pipeline(query, candidates, *, as_of, score=score_recall_candidate):
+    records = [c.record for c in candidates]
+    return recall_pipeline(query, records, as_of=as_of).hits
+
+
+@pytest.mark.parametrize(
+    ("student", "refused"),
+    [
+        (ranker_through_the_librarys_helpers, "rank_key"),
+        (ranker_through_the_pipeline, "stable_rank_recall_candidates"),
+    ],
+)
+def test_a_ranker_made_of_the_librarys_code_is_refused(student, refused) -> None:
+    # notebook 05 shows rank_key in section 1, and its build-it says both are refused
+    result = buildit.check_ranking(student)
+    assert result.verdict is Verdict.WRONG
+    assert f"{student.__name__} calls the library's {refused}" in result.message
 
 
 @pytest.mark.parametrize(
@@ -919,7 +947,7 @@ def test_each_stage_notebook_holds_template_check_then_closed_reference(notebook
     position = cells.index(template)
     check, reference = cells[position + 1], cells[position + 3]
     assert "buildit.check_" in check.source
-    if notebook in ("03_candidates", "05_stable_rank", "06_render"):
+    if notebook in ("03_candidates", "04_scoring", "05_stable_rank", "06_render"):
         assert "SHOW_REFERENCE" in reference.source  # shown only once the check passes
     if "SHOW_REFERENCE" in reference.source:
         assert f'display(buildit.reference_source("{stage}"))' in reference.source

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +33,7 @@ from memorylib.records import (
     RecallCandidate,
     RecallHit,
     RecallQuery,
+    RecallScope,
     StoredMemory,
 )
 from memorylib.scoring import score_recall_candidate
@@ -134,9 +134,11 @@ def _variant(
             scored.sort(key=lambda item, k=_KEYS[key[1:]]: k(*item), reverse=key[0] == "-")
         kept = scored if extra is None else scored[: query.limit + extra]
         ranked = enumerate(kept, start=first_rank)
-        return tuple(
-            replace(hit_from(c, b, n), snippet=getattr(c.record, snippet)) for n, (c, b) in ranked
-        )
+        return tuple(  # built here, not with ranking.hit_from, which a student's body may not call
+            RecallHit(c.query_id, c.record.memory_id, n, getattr(c.record, snippet),
+                      RecallScope(c.record.user_scope, c.record.kind), c.record.source, b)
+            for n, (c, b) in ranked
+        )  # fmt: skip
 
     return rank
 
@@ -217,7 +219,9 @@ ALONE_HINT = (
 # fmt: off
 STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
     "stable_rank_recall_candidates", stable_rank_recall_candidates, _examples(), _calls(), _read,
-    _show, _show_call, MISTAKES, refuses=(stable_rank_recall_candidates,),
+    _show, _show_call, MISTAKES,
+    # the stage, and its two helpers: the key and the hit (a body made of them is the library)
+    refuses=(stable_rank_recall_candidates, rank_key, hit_from),
     error_hints=(
         ("NameError", ALONE_HINT),
         ("'<' not supported between instances",
