@@ -278,7 +278,9 @@ def test_no_accepted_answer_of_08_is_on_screen_before_the_exercise(tmp_path: Pat
     catalog = PlaygroundCatalog(tmp_path)
     for answer in accepted:  # the solution's claims hold
         assert check_isolation_query(answer, catalog).is_right, answer
-    shown = "\n".join(c.source + "\n" + output_text(c) for c in before).casefold()
+    shown = "\n".join(
+        c.source + "\n" + output_text(c) for c in _course_cells_before_08_exercise()
+    ).casefold()
     for answer in accepted:
         assert answer.casefold() not in shown, f"{answer!r} is on screen before the exercise"
 
@@ -325,30 +327,51 @@ def test_no_accepted_answer_of_08_is_on_screen_before_the_exercise(tmp_path: Pat
             )
 
 
-def test_08_refuses_the_words_of_every_record_it_prints(tmp_path: Path) -> None:
-    """Notebook 08's exercise refuses a word of a record whose text the notebook prints
-    before it (``printed_records``). Every course conversation whose summary or title is
-    on screen before "Your turn" must be one of them, so a new cell that prints another
-    record's text fails here until the checker knows it."""
-    from memorylib import MemoryKind
-    from memorylib.datasets import COURSE_USERS
-    from memorylib.notebook.playground import PlaygroundCatalog, printed_records
+def _course_cells_before_08_exercise() -> list:
+    """Every cell a student has read before 08's "Your turn": the notebooks before 08 in
+    the course order, then 08's cells above the exercise."""
+    cells = []
+    for notebook in COURSE:
+        nb = _notebook(notebook.stem)
+        if notebook.stem == "08_query_playground":
+            cut = next(
+                i
+                for i, c in enumerate(nb.cells)
+                if c.cell_type == "markdown" and "## Your turn" in c.source
+            )
+            return cells + nb.cells[:cut]
+        cells.extend(nb.cells)
+    raise AssertionError("08_query_playground is not in COURSE")
 
-    nb = _notebook("08_query_playground")
-    cut = next(
-        i
-        for i, c in enumerate(nb.cells)
-        if c.cell_type == "markdown" and "## Your turn" in c.source
-    )
-    shown = "\n".join(output_text(c) for c in nb.cells[:cut])
+
+def test_08_refuses_the_words_of_every_record_it_prints(tmp_path: Path) -> None:
+    """Notebook 08's exercise refuses a word of a record the course shows before it
+    (``printed_records``): 08's own hits and ``SHOWN_BEFORE``. Every course record whose id
+    is named, or whose summary, content or (long) title is on screen, in a notebook before
+    08 or in 08 above "Your turn", must be one of them, so a new cell that shows another
+    record fails here until the checker knows it."""
+    from memorylib.datasets import COURSE_USERS
+    from memorylib.notebook.playground import SHOWN_BEFORE, PlaygroundCatalog, printed_records
+
+    cells = _course_cells_before_08_exercise()
+    fold = lambda text: re.sub(r"\s+", " ", text)  # noqa: E731 (textwrap breaks lines)
+    shown = fold("\n".join(c.source + "\n" + output_text(c) for c in cells))
     catalog = PlaygroundCatalog(tmp_path)
     known = {record.memory_id for record in printed_records(catalog)}
+    records = [r for user in COURSE_USERS for r in catalog.records("course", user)]
+    named = set(re.findall(r"\b(?:mei|omar|sam|wen)-(?:conv|prof|retr)-\d+", shown))
     on_screen = {
-        record.memory_id
-        for user in COURSE_USERS
-        for record in catalog.records("course", user)
-        if record.kind is MemoryKind.CONVERSATION
-        and (record.summary in shown or record.source.title[:26] in shown)
+        r.memory_id
+        for r in records
+        if fold(r.summary) in shown
+        or fold(r.content)[:80] in shown
+        or (len(r.source.title) > 15 and r.source.title in shown)
     }
-    assert len(on_screen) >= 10, on_screen  # the search sees the printed hits
-    assert on_screen <= known, f"printed but not refused: {sorted(on_screen - known)}"
+    assert {"mei-conv-041", "mei-conv-053", "mei-retr-01"} <= named  # 06b and 07b's story
+    assert len(on_screen) >= 30, on_screen  # the search sees the printed records
+    assert named | on_screen <= known, (
+        f"shown but not refused: {sorted((named | on_screen) - known)}"
+    )
+    ids = {r.memory_id for r in records}
+    listed = [memory_id for shown_ids in SHOWN_BEFORE.values() for memory_id in shown_ids]
+    assert set(listed) <= ids and len(listed) == len(set(listed))  # real ids, each once

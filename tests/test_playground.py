@@ -382,15 +382,35 @@ def test_the_isolation_quiz_accepts_the_solution_and_its_choices_say_true_number
 
 
 def test_the_isolation_check_refuses_a_word_of_a_printed_record(catalog) -> None:
-    """Mei-only words of the records notebook 08 prints (cells of sections 2 and 4) would
-    pass the rule, so the check refuses them and names the record."""
+    """Mei-only words of the records the course shows before 08's exercise (08's sections 2
+    and 4, and earlier notebooks: 07b prints the pgvector story in full) would pass the rule,
+    so the check refuses them and names the record and the notebook."""
     printed = pg.printed_words(catalog)
     assert printed["bigram"] == "mei-conv-057" and printed["上下"] == "mei-conv-064"
-    for word, record in (("bigram", "mei-conv-057"), ("课程试讲", "mei-conv-070")):
+    for word, record, where in (
+        ("bigram", "mei-conv-057", "in notebook 06"),
+        ("课程试讲", "mei-conv-070", "in notebook 03"),
+        ("nightly", "sam-conv-007", "above, in this notebook"),
+        ("pgvector", "mei-conv-041", "in notebook 06b"),
+        ("architecture sync", "mei-conv-041", "in notebook 06b"),
+    ):
         verdict = str(pg.check_isolation_query(word, catalog))
-        assert verdict.startswith("❌") and record in verdict and "printed above" in verdict
-    # the same words with the rule alone (Mei hits, Omar none): they would be right
-    for word in ("bigram", "课程试讲", "caching", "上下文预算"):
+        assert verdict.startswith("❌") and record in verdict, verdict
+        assert f"showed before this exercise ({where})" in verdict, verdict
+    # the same words with the rule alone (Mei hits, Omar none): they would be right. The
+    # last five are words of 07b's printed records (mei-conv-053, -063, -005) that Omar's
+    # store lacks: a reader of 07b could copy them.
+    for word in (
+        "bigram",
+        "课程试讲",
+        "caching",
+        "上下文预算",
+        "pgvector",
+        "vector",
+        "pull",
+        "job",
+        "decisions",
+    ):
         mei, omar = (
             playground_view(replace(DEFAULT_STATE, query=word, user=user), catalog)
             for user in (MEI, OMAR)

@@ -28,8 +28,8 @@ EXERCISE_QUESTIONS = {
     "lines": "len(store.read_all()) after the six steps (an int)",
     "returned": "the memory_id of the record step 3 returns (a str)",
     "profile": "store.latest_profile(): its memory_id, or None",
-    "searched": 'RecallEngine(store).recall("memory").searched_records (an int)',
-    "retracted": 'RecallEngine(store).recall("memory").retracted_records (an int)',
+    "searched": 'RecallEngine(store).recall("memory", as_of=AS_OF).searched_records (an int)',
+    "retracted": 'RecallEngine(store).recall("memory", as_of=AS_OF).retracted_records (an int)',
 }
 TRUTH = {"lines": 11, "returned": "r-2", "profile": None, "searched": 3, "retracted": 3}
 

@@ -699,10 +699,112 @@ PRINTED_HITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cache TTL", COURSE_USERS),
 )
 
+# The course-corpus records the course puts on screen before 08's exercise, by the first
+# notebook that names one (its id) or prints its text (summary, content or title), 08's own
+# cells above "Your turn" included: 07b, for one, prints mei-conv-053 in full, and "pgvector"
+# would otherwise pass. Their words are refused as well. tests/test_notebooks_structure.py
+# scans the saved notebooks and fails when one shows a record this table does not list.
+SHOWN_BEFORE: dict[str, tuple[str, ...]] = {
+    "00": ("mei-conv-001",),
+    "01": (
+        "mei-prof-01",
+        "omar-prof-01",
+        "sam-conv-018",
+        "sam-prof-01",
+        "sam-prof-02",
+        "sam-prof-03",
+    ),
+    "03": (
+        "mei-conv-002",
+        "mei-conv-003",
+        "mei-conv-005",
+        "mei-conv-007",
+        "mei-conv-008",
+        "mei-conv-009",
+        "mei-conv-011",
+        "mei-conv-012",
+        "mei-conv-014",
+        "mei-conv-015",
+        "mei-conv-016",
+        "mei-conv-017",
+        "mei-conv-019",
+        "mei-conv-023",
+        "mei-conv-026",
+        "mei-conv-027",
+        "mei-conv-028",
+        "mei-conv-030",
+        "mei-conv-033",
+        "mei-conv-034",
+        "mei-conv-035",
+        "mei-conv-037",
+        "mei-conv-038",
+        "mei-conv-039",
+        "mei-conv-040",
+        "mei-conv-043",
+        "mei-conv-044",
+        "mei-conv-047",
+        "mei-conv-048",
+        "mei-conv-049",
+        "mei-conv-052",
+        "mei-conv-053",
+        "mei-conv-056",
+        "mei-conv-058",
+        "mei-conv-059",
+        "mei-conv-063",
+        "mei-conv-064",
+        "mei-conv-067",
+        "mei-conv-069",
+        "mei-conv-070",
+        "mei-prof-03",
+        "omar-conv-006",
+    ),
+    "05": (
+        "mei-conv-018",
+        "omar-conv-001",
+        "omar-conv-005",
+        "omar-conv-010",
+        "omar-conv-012",
+        "omar-conv-014",
+        "omar-conv-015",
+        "omar-conv-020",
+        "omar-conv-023",
+        "omar-conv-025",
+        "omar-conv-031",
+        "omar-conv-042",
+    ),
+    "06": ("mei-conv-057",),
+    "06b": (
+        "mei-conv-041",
+        "mei-prof-02",
+        "mei-retr-01",
+    ),
+    "06c": (
+        "omar-conv-007",
+        "sam-conv-003",
+        "wen-conv-012",
+    ),
+    "08": (
+        "omar-conv-003",
+        "omar-prof-03",
+        "sam-conv-007",
+        "sam-conv-013",
+        "sam-conv-026",
+        "wen-conv-025",
+    ),
+}
+
+
+def shown_before(memory_id: str) -> str:
+    """Where the course showed ``memory_id`` first: "in notebook NN" or "above"."""
+    for notebook, shown in SHOWN_BEFORE.items():
+        if memory_id in shown and notebook != "08":
+            return f"in notebook {notebook}"
+    return "above, in this notebook"
+
 
 def printed_records(catalog: PlaygroundCatalog) -> tuple[StoredMemory, ...]:
     """The records of ``PRINTED_HITS`` (course corpus, the opening state otherwise), in
-    the order the notebook shows them, each once."""
+    the order the notebook shows them, then those of ``SHOWN_BEFORE``, each once."""
     found: dict[str, StoredMemory] = {}
     for query, users in PRINTED_HITS:
         for user in users:
@@ -710,6 +812,11 @@ def printed_records(catalog: PlaygroundCatalog) -> tuple[StoredMemory, ...]:
             view = playground_view(replace(DEFAULT_STATE, query=query, user=user), catalog)
             for memory_id in view.hit_ids:
                 found.setdefault(memory_id, stored[memory_id])
+    wanted = {memory_id for shown in SHOWN_BEFORE.values() for memory_id in shown}
+    for user in COURSE_USERS:
+        for record in catalog.records("course", user):
+            if record.memory_id in wanted:
+                found.setdefault(record.memory_id, record)
     return tuple(found.values())
 
 
@@ -726,7 +833,8 @@ def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
 
 def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckResult:
     """Self-check: a query that gives Mei hits in the course corpus and Omar none at all (the
-    opening state otherwise), without a word of a record 08 printed above (``printed_words``)."""
+    opening state otherwise), without a word of a record the course showed before
+    (``printed_words``)."""
     first, second = COURSE_USERS[:2]
 
     def judge(query: str) -> CheckResult:
@@ -749,9 +857,10 @@ def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckRe
         if seen:
             return wrong(
                 f"{first} gets hits and {second} none, but {seen[0]!r} is a word of "
-                f"{printed[seen[0]]}, a record whose text this notebook printed above: find "
-                f"a word of your own. Type a topic into the playground with {first}, read the "
-                "titles and snippets of the hits, and try one of their words."
+                f"{printed[seen[0]]}, a record the course showed before this exercise "
+                f"({shown_before(printed[seen[0]])}): find a word of your own. Type a topic "
+                f"into the playground with {first}, read the titles and snippets of the hits, "
+                "and try one of their words."
             )
         assert b.result is not None  # the same query and clock as a's: accepted too
         scopes = {hit.scope.user_scope for hit in a.result.hits}
