@@ -245,3 +245,43 @@ def voila(notebook: Path, home: Path, *, timeout: float = 60) -> Iterator[Server
         command, cwd=notebook.parent, home=home, port=port, token="", name="voila", timeout=timeout
     ) as server:
         yield server
+
+
+RUN_ALL_STEP_TIMEOUT_MS = 30_000
+
+
+def run_all_outputs(browser: object, tmp_path: Path, stem: str) -> str:
+    """Run All on a cleared copy of ``notebooks/<stem>.ipynb`` in a fresh JupyterLab and
+    return every output's text, after checking that no cell wrote to stderr or raised.
+    The notebook's last code cell must print the self-check placeholder "Not answered yet"
+    (that is how the wait knows every cell has run)."""
+    root, home = tmp_path / "root", tmp_path / "home"
+    root.mkdir()
+    home.mkdir()
+    copy = cleared_copy(ROOT / "notebooks" / f"{stem}.ipynb", root)
+    with jupyter_lab(root, home) as lab:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        try:
+            page = context.new_page()
+            page.set_default_timeout(RUN_ALL_STEP_TIMEOUT_MS)
+            url = f"{lab.base}/lab/workspaces/{stem}/tree/{copy.name}?reset&token={lab.token}"
+            page.goto(url, wait_until="domcontentloaded", timeout=60_000)
+            status = page.locator("#jp-main-statusbar")
+            status.get_by_text("Idle").wait_for(timeout=60_000)  # the kernel is ready
+            page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+            page.locator('[data-command="runmenu:run-all"]').click()
+            page.locator(".jp-OutputArea-output", has_text="Not answered yet").wait_for(
+                state="attached", timeout=180_000
+            )
+            status.get_by_text("Idle").wait_for(timeout=60_000)
+            # textContent: JupyterLab does not lay out cells scrolled out of view
+            shown = "\n".join(page.locator(".jp-OutputArea-output").all_text_contents())
+            errors = page.locator('.jp-OutputArea-output[data-mime-type*="stderr"]')
+            assert errors.count() == 0, errors.all_text_contents()
+            assert "Traceback" not in shown
+            return shown
+        except Exception:
+            print(lab.log_tail())
+            raise
+        finally:
+            context.close()
