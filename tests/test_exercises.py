@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from memorylib.notebook import exercises
 from memorylib.notebook.exercises import (
     FLOAT_NOISE,
-    MESSAGES,
     TOLERANCE,
     Call,
     CheckResult,
@@ -384,17 +382,6 @@ def test_a_short_answer_accepts_every_listed_form() -> None:
     assert all(question.check(a).is_right for a in ("as_of", "AS OF", "  As   of "))
     assert question.check("now").verdict is Verdict.WRONG
     assert question.check(...).verdict is Verdict.NOT_ANSWERED
-
-
-# -- the message catalogue -----------------------------------------------------------------------
-
-
-def test_every_message_the_engine_writes_comes_from_the_catalogue() -> None:
-    source = Path(exercises.__file__).read_text(encoding="utf-8")
-    used = set(re.findall(r'say\(\s*f?"([a-z_.]+)', source))
-    used |= {f"stage.{stage}" for stage in ("named", "generated")}  # say(f"stage.{...}")
-    assert used - {"stage."} <= set(MESSAGES), used - set(MESSAGES)
-    assert set(MESSAGES) <= used | {"stage."}, set(MESSAGES) - used
 
 
 # -- every checker of the course is on the engine -------------------------------------------------

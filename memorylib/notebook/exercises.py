@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
-import re
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from hypothesis.errors import NoSuchExample
 from hypothesis.internal.conjecture import providers
 from hypothesis.strategies import SearchStrategy
 
+from memorylib.notebook import messages
 from memorylib.query import normalize_text
 
 T = TypeVar("T")
@@ -44,64 +44,10 @@ TOLERANCE = 1e-6
 FLOAT_NOISE = 1e-12
 DEADLINE_SECONDS = 10.0  # a function slower than this over all generated cases is "slow"
 
-# Every sentence the engine writes, by key (an indented line continues the one above it).
-MESSAGES: dict[str, str] = {
-    key: text.replace("\n  ", " ")
-    for key, text in re.findall(
-        r"^(\S+): (.*(?:\n  .*)*)",
-        """
-placeholder: Not answered yet: replace ... with {placeholder}.
-type: The answer must be {described}, not {kind}.
-labels.missing: Not answered yet for {labels}.
-labels.wrong: {wrong} of {total} wrong:
-labels.line: {label}: you said {given}. Hint: {hint}
-function.placeholder: Not answered yet: define {function} in the cell above.
-function.not_callable: Pass the function itself ({function}), not {kind}.
-function.template: Not answered yet: {name} still raises NotImplementedError. Write its body,
-  run its cell, then run this check again.
-function.none: Not answered yet: {name} returns None (is its body still `...`, or does it miss
-  a `return`?).
-function.raised: {name} raised {error}.
-function.raised_other: {name} raised {got}; the contract raises {expected} here.
-function.mistake: Not yet — {mistake}. {hint}
-function.malformed: Not yet — {problem}
-function.accepts: Not yet — the contract rejects this input with {expected}; {name} returned
-  a result.
-function.differs: Not yet — {name} disagrees with the contract on the input below.
-function.delegates: Not yet — {name} calls the library's {refused}, so it agrees by
-  construction: write the body yourself, from the contract in its docstring.
-function.where: where: {line}
-function.passed_first: passed first: the {named} worked examples and {generated} generated
-  input(s)
-function.slow: {name} is too slow: {generated} generated inputs took more than {seconds:.0f} s
-  (the reference needs milliseconds). Look for a loop that never ends or work repeated inside a
-  loop.
-function.right: Right: {name} agrees with the contract on the {named} worked examples and on
-  {generated} generated inputs.
-expected.raises: raises {error} ({message})
-got.raised: raised {error}
-difference: {path}: the contract has {expected}, yours {got}
-difference.size: {path}: the contract has {expected} item(s), yours {got}
-counterexample: counterexample ({stage})
-expected: expected
-got: got
-stage.named: named
-stage.generated: generated
-generated.example: the smallest failing input found
-quiz.choose: Not answered yet: replace ... with one of {choices}.
-quiz.write: Not answered yet: replace ... with your answer (a str).
-quiz.unknown: {given} is not one of the choices {choices}.
-quiz.wrong: Not yet: {hint}
-quiz.right: Right. {why}
-""",
-        re.M,
-    )
-}
-
 
 def say(key: str, **values: Any) -> str:
-    """The engine's sentence ``key``, with ``values`` filled in."""
-    return MESSAGES[key].format(**values).rstrip()
+    """The engine's sentence ``key`` (in ``catalogue/<language>/engine.txt``), filled in."""
+    return messages.say(f"engine.{key}", **values)
 
 
 # -- results ------------------------------------------------------------------------------------
