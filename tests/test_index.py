@@ -144,6 +144,7 @@ def knobs() -> st.SearchStrategy[dict[str, int]]:
             "_BATCH_CHARS": st.sampled_from([1, 40, 4_000_000]),
             "_POSITION_BITS": st.sampled_from([2, 24]),  # 2: the argsort fallback
             "_NEAR_MAX": st.sampled_from([0, 2, 64]),  # 0, 2: ties cut by the taught keys
+            "_PRUNE_MIN": st.sampled_from([0, 8_192]),  # 0: MaxScore tried on small stores too
         }
     )
 
@@ -155,6 +156,7 @@ KNOB_MODULES = {
     "_SORT_FRACTION": index_module,
     "_POSITION_BITS": tokenizer_module,
     "_NEAR_MAX": bm25_module,
+    "_PRUNE_MIN": bm25_module,
 }
 
 
@@ -504,7 +506,10 @@ def test_bm25_and_bm25_recency_pruned_shortlists_equal_teaching(
         return result
 
     engine = RecallEngine(store)
-    with mock.patch.object(bm25_module.BM25Scorer, "_pruned", counted):
+    with (
+        mock.patch.object(bm25_module.BM25Scorer, "_pruned", counted),
+        mock.patch.object(bm25_module, "_PRUNE_MIN", 0),  # these stores are below it
+    ):
         for round_ in range(2):
             work = [
                 (text, limit, "2026-08-01T00:00:00Z", policy)

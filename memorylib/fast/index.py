@@ -77,12 +77,16 @@ class _Moved(Exception):
 
 def _frequencies(parts: Parts, docs: np.ndarray) -> list[int]:
     """How often a term occurs in each of ``docs``, from its postings (docs are sorted);
-    0 where it does not."""
+    0 where it does not. ``docs`` are cast to the postings' type, never the other way
+    (``searchsorted`` would copy a common term's whole list to int64 for every query)."""
     found = np.zeros(len(docs), dtype=np.int64)
     for term_docs, tfs in parts:
-        at = np.searchsorted(term_docs, docs)
-        held = at < len(term_docs)
-        held[held] = term_docs[at[held]] == docs[held]
+        if not len(term_docs):
+            continue
+        wanted = docs.astype(term_docs.dtype, copy=False)
+        at = term_docs.searchsorted(wanted)
+        np.minimum(at, len(term_docs) - 1, out=at)  # past the end: compared, found absent
+        held = term_docs[at] == wanted
         found[held] = tfs[at[held]]
     return found.tolist()
 
