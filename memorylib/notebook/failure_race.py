@@ -1,7 +1,4 @@
-"""The contender of notebooks 07's and 11's races: a spawned process imports its target by name
-(a notebook cell's function has none); memorylib only, so each one starts fast."""
-
-from __future__ import annotations
+"""07's and 11's race contenders, importable by name in a spawned process; memorylib only."""
 
 import threading
 from typing import Any

@@ -3,12 +3,13 @@
 import errno
 import tempfile
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from unittest import mock
 
 from memorylib import RecallEngine, RemoteMemoryError, errors, files, seed_teaching_store
 from memorylib.notebook import exercises as ex
-from memorylib.notebook.common import NO_ERROR, error_name, typed_attempt
+from memorylib.notebook.common import error_name, typed_attempt
 from memorylib.notebook.messages import say
 from memorylib.records import MemorySource
 from memorylib.store import RemoteMemoryStore, encode_line
@@ -16,21 +17,14 @@ from memorylib.timestamps import TEACHING_AS_OF
 
 _SOURCE = MemorySource("transcript-07-x", "conversation_transcript", "note", "2026-08-02T10:00:00Z")
 _NOTE = dict(kind="conversation", content="A new note.", summary="A new note.", source=_SOURCE)
-# Names that say only "some error": the base of every memorylib error and what is above it.
-_CATCH_ALL = frozenset(cls.__name__ for cls in RemoteMemoryError.__mro__)
+_append = partial(RemoteMemoryStore.append, stored_at=_SOURCE.captured_at, **_NOTE)
+_CATCH_ALL = {cls.__name__ for cls in RemoteMemoryError.__mro__}  # names that say "some error"
 
 
 def exercise_truth() -> dict[str, str | None]:
     """The error class name each call raises (None: no error), on fresh teaching stores."""
-
-    def append(store: RemoteMemoryStore, memory_id: str) -> object:
-        return store.append(memory_id=memory_id, stored_at=_SOURCE.captured_at, **_NOTE)
-
-    def new_file_folder_fsync_fails() -> object:
-        failure = OSError(errno.EIO, "Input/output error")
-        with mock.patch.object(files, "fsync_directory", side_effect=failure):
-            return append(RemoteMemoryStore(Path(tmp) / "new" / "store.jsonl"), "c-1")
-
+    failure = mock.Mock(side_effect=OSError(errno.EIO, "Input/output error"))
+    directory_fsync_fails = mock.patch.object(files, "fsync_directory", failure)
     with tempfile.TemporaryDirectory(prefix="memorylib-07-") as tmp:
         store, torn, damaged = (RemoteMemoryStore(Path(tmp) / f"{n}.jsonl") for n in "std")
         for seeded in (store, torn, damaged):
@@ -43,28 +37,27 @@ def exercise_truth() -> dict[str, str | None]:
             "A": lambda: recall("layered memory", limit="5", as_of=TEACHING_AS_OF),  # type: ignore[arg-type]
             "B": lambda: recall("?! layered !?", as_of=TEACHING_AS_OF),
             "C": RemoteMemoryStore(store.path, user_id="  Local-User ").read_all,
-            "D": lambda: append(torn, "conversation-006"),
+            "D": partial(_append, torn, memory_id="conversation-006"),
             "E": damaged.read_all,
-            "F": new_file_folder_fsync_fails,
+            "F": directory_fsync_fails(
+                partial(_append, RemoteMemoryStore(Path(tmp) / "new" / "s.jsonl"), memory_id="c-1")
+            ),
         }
-        outcomes = {label: typed_attempt(call)[0] for label, call in calls.items()}
-    return {label: None if error == NO_ERROR else error for label, error in outcomes.items()}
-
-
-def _hint(label: str, given: object, expected: str | None) -> str:
-    """The label's hint, led by "be more specific" for a parent class; the catch-all gets the
-    same words on every label, so it learns nothing about which calls raise."""
-    name, hint = error_name(given), say(f"failure_views.hint.{label}")
-    if name in _CATCH_ALL:
-        return say("failure_views.catch_all", name=name, hint=hint)
-    raised = getattr(errors, expected or "", None)
-    if name in {cls.__name__ for cls in getattr(raised, "__mro__", ())[1:]}:
-        return say("failure_views.specific", name=name, hint=hint)
-    return hint
+        return {label: error_name(typed_attempt(call)[0]) for label, call in calls.items()}
 
 
 def check_error_predictions(answer: object) -> ex.CheckResult:
     """``answer``: "A".."F" -> the exact error class (or its name) each call raises, or None."""
+
+    def hint_for(label: str, given: object, expected: str | None) -> str:
+        """A parent class is told "be more specific"; the catch-all, the same words everywhere."""
+        name, hint = error_name(given), say(f"failure_views.hint.{label}")
+        if name in _CATCH_ALL:
+            return say("failure_views.catch_all", name=name, hint=hint)
+        raised = getattr(errors, expected or "", None)
+        if name in {cls.__name__ for cls in getattr(raised, "__mro__", ())[1:]}:
+            return say("failure_views.specific", name=name, hint=hint)
+        return hint
 
     def judge(answer: object) -> ex.CheckResult:
         given = ex.expect_labels(answer, "ABCDEF", say("failure_views.described"))
@@ -73,7 +66,7 @@ def check_error_predictions(answer: object) -> ex.CheckResult:
         return ex.grade_labels(
             truth,
             given,
-            {label: _hint(label, given[label], truth[label]) for label in truth},
+            {label: hint_for(label, given[label], truth[label]) for label in truth},
             same=lambda given, expected: error_name(given) == expected,
             shown=lambda given: no_error if error_name(given) is None else str(error_name(given)),
         ) or ex.right(say("failure_views.right", count=len(truth), named=named))

@@ -9,9 +9,9 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 import memorylib
-from memorylib import MemoryKind, MemorySource, RemoteMemoryError, RemoteMemoryStore, StoredMemory
+from memorylib import MemorySource, RemoteMemoryError, RemoteMemoryStore, StoredMemory
 from memorylib.notebook import exercises as ex
-from memorylib.notebook.common import NO_ERROR, error_name, typed_attempt
+from memorylib.notebook.common import error_name, typed_attempt
 from memorylib.notebook.messages import say
 
 # A: label -> (user_id, memory_id), appended in this order, each into its user's store
@@ -23,7 +23,7 @@ EXERCISE_APPENDS: dict[str, tuple[str, str]] = {
     "E": ("Erin", "-draft"),
     "F": ("dana", "笔记-1"),
 }
-_LABELS = (*EXERCISE_APPENDS, "files")
+_name = partial(error_name, no_error=("written",))
 
 
 def exercise_truth() -> dict[str, str | int | None]:
@@ -37,46 +37,37 @@ def exercise_truth() -> dict[str, str | int | None]:
             path = users / f"memories-{memorylib.user_scope_for(user_id)}.jsonl"
             append = RemoteMemoryStore(path, user_id=user_id).append
             error, _ = typed_attempt(partial(append, memory_id=memory_id, **note))
-            truth[label] = None if error == NO_ERROR else error
+            truth[label] = error_name(error)
         truth["files"] = sum(1 for path in users.glob("memories-*.jsonl") if path.stat().st_size)
     return truth
-
-
-def _name(given: object) -> object:
-    return error_name(given, no_error=("written",))
-
-
-def _hint(label: str, given: object, expected: object) -> str:
-    """The label's hint; "be more specific" when the answer names a parent of the right class."""
-    said, raised = (getattr(memorylib, str(_name(v)), None) for v in (given, expected))
-    if said in getattr(raised, "__mro__", ())[1:] and issubclass(said, RemoteMemoryError):
-        return say("records_exercises.specific", name=said.__name__)
-    return say(f"records_exercises.hint.{label}")
 
 
 def check_append_predictions(answer: object) -> ex.CheckResult:
     """``answer``: "A".."F" -> an error class, its name or None (written), "files" -> an int."""
 
+    def hint_for(label: str, given: object, expected: object) -> str:  # a parent: be specific
+        said, raised = (getattr(memorylib, str(_name(v)), None) for v in (given, expected))
+        if said in getattr(raised, "__mro__", ())[1:] and issubclass(said, RemoteMemoryError):
+            return say("records_exercises.specific", name=said.__name__)
+        return say(f"records_exercises.hint.{label}")
+
     def judge(answer: object) -> ex.CheckResult:
-        given = ex.expect_labels(answer, _LABELS, say("records_exercises.appends.described"))
         truth, written = exercise_truth(), say("records_exercises.appends.shown_written")
-        mistakes = ex.grade_labels(
-            truth,
-            given,
-            {label: _hint(label, given[label], truth[label]) for label in truth},
-            same=lambda g, e: type(g) is int and g == e if isinstance(e, int) else _name(g) == e,
-            shown=lambda g: repr(_name(g)) if _name(g) is not None else written,
-        )
+        given = ex.expect_labels(answer, truth, say("records_exercises.appends.described"))
         word = say("records_exercises.appends.written")
         named = {label: word if value is None else value for label, value in truth.items()}
-        right = say("records_exercises.appends.right", count=len(truth), named=named)
-        return mistakes or ex.right(right)
+        return ex.grade_labels(
+            truth,
+            given,
+            {label: hint_for(label, given[label], truth[label]) for label in truth},
+            same=lambda g, e: type(g) is int and g == e if isinstance(e, int) else _name(g) == e,
+            shown=lambda g: repr(_name(g)) if _name(g) is not None else written,
+        ) or ex.right(say("records_exercises.appends.right", count=len(truth), named=named))
 
     return ex.check_value(answer, judge, placeholder=say("records_exercises.appends.placeholder"))
 
 
-# B: a call at 18:10 on 15 July 2026 in UTC-7, imported by hand at 08:03 UTC (the sync job's 12
-# minutes do not apply). Never shown as timestamps before the task.
+# B: a call at 18:10 on 15 July 2026 in UTC-7, imported by hand at 08:03 UTC; never shown before
 BUILT_RECORD = {
     "source_id": "call-0715",
     "source_type": "conversation_transcript",
@@ -93,37 +84,34 @@ _KNOWN = {
 }
 
 
-def _problems(record: StoredMemory) -> list[str]:
-    source = record.source
-    given = {"source_id": source.source_id, "source_type": source.source_type}
-    given |= {"captured_at": source.captured_at, "stored_at": record.stored_at}
-    problems = []
-    if record.kind is not MemoryKind.CONVERSATION:
-        problems.append(say("records_exercises.record.kind", kind=record.kind.value))
-    for field, value in given.items():
-        if value != BUILT_RECORD[field]:
-            hint = say(f"records_exercises.field.{_KNOWN.get((field, value), field)}")
-            shown = repr(value) if field.startswith("source_") else value
-            line = say("records_exercises.record.field", field=field, value=shown, hint=hint)
-            problems.append(line)
-    return problems
-
-
 def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -> ex.CheckResult:
-    """``answer``: the StoredMemory ``store.append(...)`` returned, read back from ``store``;
-    one hint per wrong field (the kind, the source's id and type, both clocks)."""
+    """``answer``: the StoredMemory ``store.append(...)`` returned; one hint per wrong field."""
+
+    def problems_of(record: StoredMemory) -> list[str]:
+        source, kind = record.source, record.kind.value
+        given = (source.source_id, source.source_type, source.captured_at, record.stored_at)
+        problems = (
+            [] if kind == "conversation" else [say("records_exercises.record.kind", kind=kind)]
+        )
+        for (field, expected), value in zip(BUILT_RECORD.items(), given, strict=True):
+            if value != expected:
+                hint = say(f"records_exercises.field.{_KNOWN.get((field, value), field)}")
+                text = repr(value) if field.startswith("source_") else value
+                problems += [
+                    say("records_exercises.record.field", field=field, value=text, hint=hint)
+                ]
+        return problems
 
     def judge(record: StoredMemory) -> ex.CheckResult:
         if store is None:
             return ex.wrong(say("records_exercises.record.no_store"))
-        file = store.path.name
         try:
             stored = store.read_all()
         except RemoteMemoryError as error:
-            return ex.wrong(say("records_exercises.record.unreadable", file=file, error=error))
+            return ex.wrong(say("records_exercises.record.unreadable", store=store, error=error))
         if record not in stored:
-            return ex.wrong(say("records_exercises.record.not_stored", record=record, file=file))
-        if problems := _problems(record):
+            return ex.wrong(say("records_exercises.record.not_stored", record=record, store=store))
+        if problems := problems_of(record):
             return ex.wrong(say("records_exercises.record.to_fix", count=len(problems)), problems)
         clock = datetime.fromisoformat
         lag = clock(record.stored_at) - clock(record.source.captured_at)
@@ -131,13 +119,9 @@ def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -
         right = say("records_exercises.record.right", record=record, hours=hours, minutes=minutes)
         return ex.right(right)
 
-    return ex.check_value(
-        answer,
-        judge,
-        placeholder=say("records_exercises.record.placeholder"),
-        kind=StoredMemory,
-        described=say("records_exercises.record.described"),
-    )
+    todo = say("records_exercises.record.placeholder")
+    wanted = say("records_exercises.record.described")
+    return ex.check_value(answer, judge, placeholder=todo, kind=StoredMemory, described=wanted)
 
 
 # optional stretch: write user_scope_for yourself

@@ -20,7 +20,6 @@ EXERCISE_STEPS = (
     ("conversation-002", "r-5"),
     ("conversation-006", "r-6"),
 )
-_KEYS = ("lines", "returned", "profile", "searched", "retracted")  # the notebook's questions
 
 
 def exercise_truth() -> dict[str, int | str | None]:
@@ -44,22 +43,21 @@ def exercise_truth() -> dict[str, int | str | None]:
         }
 
 
-def _same(given: object, expected: int | str | None) -> bool:
-    if isinstance(expected, int):
-        return type(given) is int and given == expected  # not a bool, not "10"
-    if isinstance(given, str):  # None may be spelled "None"
-        given = None if given.strip().lower() == "none" else given.strip()
-    return given == expected
-
-
 def check_retraction_predictions(answer: object) -> ex.CheckResult:
     """``answer`` maps each of the five keys to its prediction: one hint per wrong key."""
 
+    def same(given: object, expected: int | str | None) -> bool:
+        if isinstance(expected, int):
+            return type(given) is int and given == expected  # not a bool, not "10"
+        if isinstance(given, str):  # None may be spelled "None"
+            given = None if given.strip().lower() == "none" else given.strip()
+        return given == expected
+
     def judge(answer: object) -> ex.CheckResult:
-        given = ex.expect_labels(answer, _KEYS, say("retraction_views.described", keys=list(_KEYS)))
-        truth = exercise_truth()
-        hints = {key: say(f"retraction_views.hint.{key}") for key in _KEYS}
+        truth = exercise_truth()  # its keys are the notebook's five questions
+        given = ex.expect_labels(answer, truth, say("retraction_views.described", keys=list(truth)))
+        hints = {key: say(f"retraction_views.hint.{key}") for key in truth}
         right = say("retraction_views.right", count=len(truth), truth=truth)
-        return ex.grade_labels(truth, given, hints, same=_same) or ex.right(right)
+        return ex.grade_labels(truth, given, hints, same=same) or ex.right(right)
 
     return ex.check_value(answer, judge, placeholder=say("retraction_views.placeholder"))
