@@ -1,19 +1,15 @@
-"""The contender of notebooks 07's and 11's races. A spawned process imports its target by name,
-which a notebook cell's function cannot be; memorylib only, so each one starts fast."""
-
-from __future__ import annotations
+"""07's and 11's race contenders, importable by name in a spawned process; memorylib only."""
 
 import threading
 from typing import Any
 
 from memorylib.backends import open_store
 from memorylib.errors import RemoteMemoryError
+from memorylib.notebook.messages import say
 from memorylib.records import MemoryKind, MemorySource
 
-__all__ = ["RACE_MEMORY_ID", "WON", "contender", "store_contender"]
-
 RACE_MEMORY_ID = "conversation-race"
-WON = "appended (won)"
+WON = say("failure_race.won")
 
 
 def store_contender(url: str, index: int, barrier: Any, results: Any) -> None:

@@ -1,7 +1,4 @@
-"""The checks of notebook 01 (stored records): six appends predicted, a record with both clocks
-right, ``user_scope_for`` written by hand. Here, not in the notebook, so no answer is on screen."""
-
-from __future__ import annotations
+"""Notebook 01's checks (six appends, a record's two clocks, ``user_scope_for``), off screen."""
 
 import hashlib
 import tempfile
@@ -12,9 +9,10 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 import memorylib
-from memorylib import MemoryKind, MemorySource, RemoteMemoryError, RemoteMemoryStore, StoredMemory
+from memorylib import MemorySource, RemoteMemoryError, RemoteMemoryStore, StoredMemory
 from memorylib.notebook import exercises as ex
-from memorylib.notebook.common import NO_ERROR, error_name, typed_attempt
+from memorylib.notebook.common import error_name, typed_attempt
+from memorylib.notebook.messages import say
 
 # A: label -> (user_id, memory_id), appended in this order, each into its user's store
 EXERCISE_APPENDS: dict[str, tuple[str, str]] = {
@@ -25,19 +23,7 @@ EXERCISE_APPENDS: dict[str, tuple[str, str]] = {
     "E": ("Erin", "-draft"),
     "F": ("dana", "笔记-1"),
 }
-_HINTS = {
-    "A": "nothing is stored for this user yet: is anything wrong with the call itself?",
-    "B": "strip and casefold the user id: whose store is this, and is its memory_id taken?",
-    "C": "which user is 'DANA' after strip + casefold, and which ids are already in that "
-    "user's file?",
-    "D": "memory_ids are unique per store, not across users: is 'dana okafor' the key 'dana'?",
-    "E": "read the contract's id rule, quoted under section 4's output: which characters may "
-    "an id hold, and what may it start with?",
-    "F": "read the contract's id rule under section 4 again: a letter or digit of which "
-    "scripts, and where in the id?",
-    "files": "one file per user_scope: how many different keys do the six user ids give, "
-    "and does a rejected append create a file?",
-}
+_name = partial(error_name, no_error=("written",))
 
 
 def exercise_truth() -> dict[str, str | int | None]:
@@ -51,136 +37,104 @@ def exercise_truth() -> dict[str, str | int | None]:
             path = users / f"memories-{memorylib.user_scope_for(user_id)}.jsonl"
             append = RemoteMemoryStore(path, user_id=user_id).append
             error, _ = typed_attempt(partial(append, memory_id=memory_id, **note))
-            truth[label] = None if error == NO_ERROR else error
+            truth[label] = error_name(error)
         truth["files"] = sum(1 for path in users.glob("memories-*.jsonl") if path.stat().st_size)
     return truth
-
-
-def _name(given: object) -> object:
-    return error_name(given, no_error=("written",))
-
-
-def _hint(label: str, given: object, expected: object) -> str:
-    """The label's hint; "be more specific" when the answer names a parent of the right class."""
-    said, raised = (getattr(memorylib, str(_name(v)), None) for v in (given, expected))
-    if said in getattr(raised, "__mro__", ())[1:] and issubclass(said, RemoteMemoryError):
-        return (
-            f"be more specific: {said.__name__} is the parent class of several rejections; "
-            "which of its subclasses does this call raise, and why?"
-        )
-    return _HINTS[label]
 
 
 def check_append_predictions(answer: object) -> ex.CheckResult:
     """``answer``: "A".."F" -> an error class, its name or None (written), "files" -> an int."""
 
+    def hint_for(label: str, given: object, expected: object) -> str:  # a parent: be specific
+        said, raised = (getattr(memorylib, str(_name(v)), None) for v in (given, expected))
+        if said in getattr(raised, "__mro__", ())[1:] and issubclass(said, RemoteMemoryError):
+            return say("records_exercises.specific", name=said.__name__)
+        return say(f"records_exercises.hint.{label}")
+
     def judge(answer: object) -> ex.CheckResult:
-        described = "a dict from 'A'..'F' (an error class, its name, or None) and 'files'"
-        given = ex.expect_labels(answer, _HINTS, described)
-        truth = exercise_truth()
-        hints = {label: _hint(label, given[label], truth[label]) for label in truth}
-        mistakes = ex.grade_labels(
+        truth, written = exercise_truth(), say("records_exercises.appends.shown_written")
+        given = ex.expect_labels(answer, truth, say("records_exercises.appends.described"))
+        word = say("records_exercises.appends.written")
+        named = {label: word if value is None else value for label, value in truth.items()}
+        return ex.grade_labels(
             truth,
             given,
-            hints,
+            {label: hint_for(label, given[label], truth[label]) for label in truth},
             same=lambda g, e: type(g) is int and g == e if isinstance(e, int) else _name(g) == e,
-            shown=lambda g: "None (written)" if _name(g) is None else repr(_name(g)),
-        )
-        named = {label: "written" if value is None else value for label, value in truth.items()}
-        return mistakes or ex.right(f"All {len(truth)} right: {named}.")
+            shown=lambda g: repr(_name(g)) if _name(g) is not None else written,
+        ) or ex.right(say("records_exercises.appends.right", count=len(truth), named=named))
 
-    return ex.check_value(answer, judge, placeholder='a dict with the keys "A" to "F" and "files"')
+    return ex.check_value(answer, judge, placeholder=say("records_exercises.appends.placeholder"))
 
 
-# B: a call at 18:10 on 15 July 2026 in UTC-7, imported by hand at 08:03 UTC (the sync job's 12
-# minutes do not apply). Never shown as timestamps before the task.
+# B: a call at 18:10 on 15 July 2026 in UTC-7, imported by hand at 08:03 UTC; never shown before
 BUILT_RECORD = {
     "source_id": "call-0715",
     "source_type": "conversation_transcript",
     "captured_at": "2026-07-16T01:10:00Z",
     "stored_at": "2026-07-16T08:03:00Z",
 }
-# (field, its value) -> the hint of a known mistake; else the field's own hint
+# (field, its value) -> the catalogue's hint of a known mistake; else the field's own hint
 _KNOWN = {
-    ("captured_at", "2026-07-15T18:10:00Z"): "18:10 is the local time of the call, in UTC-7, "
-    "not UTC: give the offset (...T18:10:00-07:00) or convert it; the store keeps UTC.",
-    ("captured_at", "2026-07-15T11:10:00Z"): "UTC-7 is seven hours behind UTC: to get UTC, add "
-    "the seven hours.",
-    ("captured_at", BUILT_RECORD["stored_at"]): "captured_at is when the call happened, not "
-    "when Omar imported the record.",
-    ("captured_at", "2026-07-16T07:51:00Z"): "the sync job's 12 minutes do not apply: this "
-    "record was imported by hand. captured_at is when the call started, 18:10 in UTC-7: "
-    "convert that.",
-    ("stored_at", BUILT_RECORD["captured_at"]): "stored_at is when the record reached the store "
-    "(Omar's import), not when the call happened: two clocks, two values.",
+    ("captured_at", "2026-07-15T18:10:00Z"): "captured_at.local",
+    ("captured_at", "2026-07-15T11:10:00Z"): "captured_at.behind",
+    ("captured_at", BUILT_RECORD["stored_at"]): "captured_at.imported",
+    ("captured_at", "2026-07-16T07:51:00Z"): "captured_at.sync",
+    ("stored_at", BUILT_RECORD["captured_at"]): "stored_at.swapped",
 }
-_FIELD = {
-    "source_id": "it points at the evidence, the transcript of the call; use its id.",
-    "source_type": "the task gives the kind of evidence the source is, a conversation "
-    "transcript; use its spelling.",
-    "captured_at": "captured_at is when the call started: 18:10 on 15 July 2026, in UTC-7.",
-    "stored_at": "stored_at is when Omar imported the record, 08:03 UTC on 16 July; left out, "
-    "it is the moment you ran the cell.",
-}
-
-
-def _problems(record: StoredMemory) -> list[str]:
-    source = record.source
-    given = {"source_id": source.source_id, "source_type": source.source_type}
-    given |= {"captured_at": source.captured_at, "stored_at": record.stored_at}
-    problems = []
-    if record.kind is not MemoryKind.CONVERSATION:
-        problems.append(f"kind: a call is a conversation, not {record.kind.value}.")
-    for field, value in given.items():
-        if value != BUILT_RECORD[field]:
-            shown = repr(value) if field.startswith("source_") else value
-            problems.append(f"{field} {shown}: {_KNOWN.get((field, value), _FIELD[field])}")
-    return problems
 
 
 def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -> ex.CheckResult:
-    """``answer``: the StoredMemory ``store.append(...)`` returned, read back from ``store``;
-    one hint per wrong field (the kind, the source's id and type, both clocks)."""
+    """``answer``: the StoredMemory ``store.append(...)`` returned; one hint per wrong field."""
+
+    def problems_of(record: StoredMemory) -> list[str]:
+        source, kind = record.source, record.kind.value
+        given = (source.source_id, source.source_type, source.captured_at, record.stored_at)
+        problems = (
+            [] if kind == "conversation" else [say("records_exercises.record.kind", kind=kind)]
+        )
+        for (field, expected), value in zip(BUILT_RECORD.items(), given, strict=True):
+            if value != expected:
+                hint = say(f"records_exercises.field.{_KNOWN.get((field, value), field)}")
+                text = repr(value) if field.startswith("source_") else value
+                problems += [
+                    say("records_exercises.record.field", field=field, value=text, hint=hint)
+                ]
+        return problems
 
     def judge(record: StoredMemory) -> ex.CheckResult:
         if store is None:
-            return ex.wrong("Pass the store you appended to: check_built_record(my_record, store).")
+            return ex.wrong(say("records_exercises.record.no_store"))
         try:
             stored = store.read_all()
         except RemoteMemoryError as error:
-            return ex.wrong(
-                f"Reading {store.path.name} back failed: {type(error).__name__}: {error}"
-            )
+            return ex.wrong(say("records_exercises.record.unreadable", store=store, error=error))
         if record not in stored:
-            return ex.wrong(
-                f"{record.memory_id!r} is not in {store.path.name}: building a StoredMemory "
-                "stores nothing. Append it (store.append returns the record it wrote)."
-            )
-        if problems := _problems(record):
-            return ex.wrong(f"{len(problems)} field(s) to fix:", problems)
-        stored, captured = map(
-            datetime.fromisoformat, (record.stored_at, record.source.captured_at)
-        )
-        hours, minutes = divmod(round((stored - captured).total_seconds() / 60), 60)
-        return ex.right(
-            f"Stored and read back: the call happened at {record.source.captured_at} and "
-            f"reached the store {hours} h {minutes} min later, at {record.stored_at}."
-        )
+            return ex.wrong(say("records_exercises.record.not_stored", record=record, store=store))
+        if problems := problems_of(record):
+            return ex.wrong(say("records_exercises.record.to_fix", count=len(problems)), problems)
+        clock = datetime.fromisoformat
+        lag = clock(record.stored_at) - clock(record.source.captured_at)
+        hours, minutes = divmod(round(lag.total_seconds() / 60), 60)
+        right = say("records_exercises.record.right", record=record, hours=hours, minutes=minutes)
+        return ex.right(right)
 
-    return ex.check_value(
-        answer,
-        judge,
-        placeholder="the record store.append(...) returns",
-        kind=StoredMemory,
-        described="the StoredMemory that store.append(...) returned",
-    )
+    todo = say("records_exercises.record.placeholder")
+    wanted = say("records_exercises.record.described")
+    return ex.check_value(answer, judge, placeholder=todo, kind=StoredMemory, described=wanted)
 
 
 # optional stretch: write user_scope_for yourself
-def _scope(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+def _scope(key: str, size: int = 16) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:size]
 
 
+_VARIANTS = {  # catalogue key -> a mistake's function
+    "lower": lambda user_id: _scope(user_id.strip().lower()),
+    "strip": lambda user_id: _scope(user_id.casefold()),
+    "fold": lambda user_id: _scope(user_id.strip()),
+    "digest": lambda user_id: _scope(user_id.strip().casefold(), 64),
+}
 _NAMED = ("alice", "  Alice ", "ALICE\t", "Dana.Okafor@Northwind.example", "Straße", "ΣΊΣΥΦΟΣ")
 SCOPE_EXERCISE = ex.FunctionExercise(
     function="user_scope_for",
@@ -193,27 +147,9 @@ SCOPE_EXERCISE = ex.FunctionExercise(
         st.text("abcdeXYZ.@-_ßΣσς会话İ ", min_size=1, max_size=12).filter(str.strip),
         st.sampled_from(("", " ", "\n")),
     ).map(ex.Call),
-    mistakes=(
-        ex.Mistake(
-            "lower() instead of casefold()",
-            "casefold() is a stronger lower(): 'Straße' and 'STRASSE' are one user.",
-            lambda user_id: _scope(user_id.strip().lower()),
-        ),
-        ex.Mistake(
-            "not stripped",
-            "Strip the spaces around the id first: '  Alice ' is the user 'alice'.",
-            lambda user_id: _scope(user_id.casefold()),
-        ),
-        ex.Mistake(
-            "case not folded",
-            "Fold the case (casefold()): 'Alice' and 'alice' are one user.",
-            lambda user_id: _scope(user_id.strip()),
-        ),
-        ex.Mistake(
-            "the whole digest",
-            "A user_scope is the FIRST 16 hex characters of the digest: hexdigest()[:16].",
-            lambda user_id: hashlib.sha256(user_id.strip().casefold().encode()).hexdigest(),
-        ),
+    mistakes=tuple(
+        ex.Mistake(say(f"records_exercises.scope.{k}"), say(f"records_exercises.scope.{k}.hint"), v)
+        for k, v in _VARIANTS.items()
     ),
     generated=200,
     # a body that returns user_scope_for(...) (or a store's .user_scope) agrees by construction
@@ -223,8 +159,5 @@ SCOPE_EXERCISE = ex.FunctionExercise(
 
 def check_scope_function(answer: object) -> ex.CheckResult:
     """``answer``: a function against ``user_scope_for``, on named ids then 200 generated."""
-    return ex.check_value(
-        answer,
-        lambda function: ex.check_function(SCOPE_EXERCISE, function),
-        placeholder="a function my_user_scope(user_id) -> str",
-    )
+    judge = partial(ex.check_function, SCOPE_EXERCISE)
+    return ex.check_value(answer, judge, placeholder=say("records_exercises.scope.placeholder"))
