@@ -84,11 +84,13 @@ def _show_call(name: str, call: ex.Call) -> str:
     rows = []
     for c in candidates:
         b = score_recall_candidate(query, c, as_of=as_of)
-        rows.append(say(
-            "ranking.call.row.one" if n == 1 else "ranking.call.row", memory_id=c.record.memory_id,
-            matched=len(c.matched_terms), n=n, captured=c.record.source.captured_at,
-            total=b.total, coverage=b.lexical_coverage,
-        ))  # fmt: skip
+        values = dict(memory_id=c.record.memory_id, matched=len(c.matched_terms), n=n,
+                      captured=c.record.source.captured_at, total=b.total,
+                      coverage=b.lexical_coverage)  # fmt: skip
+        one = n == 1
+        rows.append(
+            say("ranking.call.row.one", **values) if one else say("ranking.call.row", **values)
+        )
     head = say("ranking.call", name=name, as_of=as_of, limit=query.limit, count=len(candidates))
     return head + "\n" + ("\n".join(rows) or say("ranking.call.none"))
 

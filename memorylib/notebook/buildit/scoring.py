@@ -100,9 +100,9 @@ def _show_call(name: str, call: ex.Call) -> str:
         "scoring.call", name=name, as_of=as_of, terms=query.terms, memory_id=record.memory_id,
         mismatch=" " + say("scoring.call.mismatch", **other) if len(set(other.values())) > 1
         else "", matched=candidate.matched_terms, captured=record.source.captured_at,
-        days=say("scoring.call.day" if abs(age) == SECONDS_PER_DAY else "scoring.call.days",
-                 days=days),
-        side=say("scoring.call.before" if age >= 0 else "scoring.call.after"),
+        days=say("scoring.call.day", days=days) if abs(age) == SECONDS_PER_DAY
+        else say("scoring.call.days", days=days),
+        side=say("scoring.call.before") if age >= 0 else say("scoring.call.after"),
         stored=record.stored_at,
     )  # fmt: skip
 
