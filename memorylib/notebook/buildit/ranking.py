@@ -1,8 +1,6 @@
-"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, compared
-with ``memorylib.ranking`` on every field of every hit, in order, and the "Your turn"
-``check_tie_order``. Generated candidates are built to tie: shared capture times, captures
-after ``as_of`` (age 0), and two captures half a second apart whose ISO texts sort the wrong
-way round."""
+"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates`` (every field
+of every hit, in order, on candidates built to tie: shared capture times, captures after
+``as_of``, two half a second apart whose ISO texts sort the wrong way), and ``check_tie_order``."""
 
 from __future__ import annotations
 
@@ -17,14 +15,7 @@ from memorylib.candidates import build_recall_candidates
 from memorylib.datasets import COURSE_AS_OF
 from memorylib.interface import new_memory, user_scope_for
 from memorylib.notebook import exercises as ex
-from memorylib.notebook.buildit.fixtures import (
-    CHAPTER_QUERY,
-    RecordSpec,
-    build_records,
-    chapter_records,
-    make_query,
-    memory_ids,
-)
+from memorylib.notebook.buildit import fixtures as fx
 from memorylib.notebook.messages import say
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import hit_from, rank_key, stable_rank_recall_candidates
@@ -39,9 +30,9 @@ TERMS = ("cache", "index", "memory", "recall")
 CAPTURES = (1.0, 1.0 - 0.5 / 86_400, 3.0, 40.0, -2.0, -5.0)
 
 
-def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> ex.Call:
-    query = make_query(" ".join(terms), limit=limit)
-    found = build_recall_candidates(query, build_records(tuple(specs)))
+def _ranked(terms: Sequence[str], limit: int, specs: Sequence[fx.RecordSpec]) -> ex.Call:
+    query = fx.make_query(" ".join(terms), limit=limit)
+    found = build_recall_candidates(query, fx.build_records(tuple(specs)))
     return ex.Call(query, found.candidates, as_of=TEACHING_AS_OF)
 
 
@@ -49,32 +40,32 @@ def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> ex
 def _calls(draw: st.DrawFn) -> ex.Call:
     terms = draw(st.integers(1, len(TERMS)))
     specs = [
-        RecordSpec(memory_id, summary=TERMS[: draw(st.integers(1, terms))],
+        fx.RecordSpec(memory_id, summary=TERMS[: draw(st.integers(1, terms))],
                    content=(f"note {memory_id}",),
                    captured_days_before=draw(st.sampled_from(CAPTURES)))
-        for memory_id in draw(memory_ids(9))[: draw(st.integers(0, 6))]
+        for memory_id in draw(fx.memory_ids(9))[: draw(st.integers(0, 6))]
     ]  # fmt: skip
     return _ranked(TERMS[:terms], draw(st.sampled_from((5, 1, 2, 3))), specs)
 
 
 def _read(result: Any, call: ex.Call) -> tuple[RecallHit, ...]:
-    if isinstance(result, list):
-        raise ex.Malformed(say("ranking.read.list"))
     if not isinstance(result, tuple):
-        raise ex.Malformed(say("ranking.read.type", kind=type(result).__name__))
-    for hit in result:
-        if not isinstance(hit, RecallHit):
-            raise ex.Malformed(say("ranking.read.hit", kind=type(hit).__name__))
+        kind = type(result).__name__
+        listed = isinstance(result, list)
+        raise ex.Malformed(
+            say("ranking.read.list") if listed else say("ranking.read.type", kind=kind)
+        )
+    if others := [hit for hit in result if not isinstance(hit, RecallHit)]:
+        raise ex.Malformed(say("ranking.read.hit", kind=type(others[0]).__name__))
     return result
 
 
 def _show(hits: tuple[RecallHit, ...]) -> str:
-    def clip(text: str, size: int = 24) -> str:
-        return repr(text if len(text) <= size else text[: size - 1] + "…")
-
-    shown = (
-        f"#{h.rank} {h.memory_id} ({h.score_breakdown.total}, {clip(h.snippet)})" for h in hits
-    )
+    clipped = [h.snippet if len(h.snippet) <= 24 else h.snippet[:23] + "…" for h in hits]
+    shown = [
+        f"#{h.rank} {h.memory_id} ({h.score_breakdown.total}, {c!r})"
+        for h, c in zip(hits, clipped, strict=True)
+    ]
     return ", ".join(shown) or say("ranking.show.none")
 
 
@@ -110,8 +101,7 @@ def _variant(
     keys: str = "-total -coverage -time +id", *, first_rank: int = 1, extra: int | None = 0,
     snippet: str = "summary",
 ) -> Any:  # fmt: skip
-    """``keys`` most significant first, ``-`` DESC and ``+`` ASC, applied as stable sorts;
-    ``extra`` hits past the limit (None: no limit); ``snippet`` the record field shown."""
+    """``keys`` first to last (``-`` DESC); ``extra`` hits past the limit (None: no limit)."""
 
     def rank(query: RecallQuery, candidates: Sequence[Any], *, as_of: datetime | str,
              score: Any = score_recall_candidate) -> tuple[RecallHit, ...]:  # fmt: skip
@@ -131,29 +121,26 @@ def _variant(
 MISTAKES = tuple(
     ex.Mistake(say(f"ranking.mistake.{key}"), say(f"ranking.mistake.{key}.hint"), variant)
     for key, variant in (
-        ("storage", _variant("-total")),
-        ("two_keys", _variant("-total +id")),
+        ("storage", _variant("-total")), ("two_keys", _variant("-total +id")),
         ("no_coverage", _variant("-total -time +id")),
         ("time_asc", _variant("-total -coverage +time +id")),
         ("time_text", _variant("-total -coverage -text +id")),
         ("id_desc", _variant("-total -coverage -time -id")),
         ("total_asc", _variant("+total -coverage -time +id")),
-        ("rank0", _variant(first_rank=0)),
-        ("no_limit", _variant(extra=None)),
-        ("extra", _variant(extra=1)),
-        ("content", _variant(snippet="content")),
+        ("rank0", _variant(first_rank=0)), ("no_limit", _variant(extra=None)),
+        ("extra", _variant(extra=1)), ("content", _variant(snippet="content")),
     )
-)
+)  # fmt: skip
 
 
 def _examples() -> tuple[ex.Named, ...]:
-    layered = make_query(CHAPTER_QUERY)
-    chapter = build_recall_candidates(layered, chapter_records()).candidates
+    layered = fx.make_query(fx.CHAPTER_QUERY)
+    chapter = build_recall_candidates(layered, fx.chapter_records()).candidates
     ten = ("recall", "index", "cache", "memory", "layered", "sqlite", "wal", "jsonl", "budget")
     ten += ("tokens",)
 
-    def one(memory_id: str, terms: Sequence[str] = ("cache",), days: float = 1.0) -> RecordSpec:
-        return RecordSpec(memory_id, summary=tuple(terms), captured_days_before=days)
+    def one(memory_id: str, terms: Sequence[str] = ("cache",), days: float = 1.0) -> fx.RecordSpec:
+        return fx.RecordSpec(memory_id, summary=tuple(terms), captured_days_before=days)
 
     # fmt: off
     return (
@@ -190,11 +177,9 @@ STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
 # -- notebook 05's "Your turn": six rows in stable-rank order, by hand ----------------------------
 
 TIE_QUERY = "harbor recall latency budget review notes"  # six terms
-# Stored in this order on purpose: the answer must not depend on it. Every key decides
-# once: note-d has the highest total; note-f (6 of 6, 510 days old) ties note-e (5 of 6,
-# captured at as_of) at 0.858333, and coverage puts note-f first; note-a, note-b and
-# note-c tie at 0.820951 (note-c is 5 seconds fresher, a difference that rounding to 6
-# places removes), so captured_at puts note-c first and memory_id note-a before note-b.
+# In storage order. Each key decides once: note-d has the top total; note-f (6 of 6, 510 days
+# old) ties note-e (5 of 6, fresh) at 0.858333, coverage decides; note-a, b and c tie at 0.820951
+# (c is 5 s fresher, which rounding removes): captured_at puts c first, memory_id a before b.
 TIE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("note-b", "harbor recall latency budget review of the drafts", "2026-11-20T10:00:00Z"),
     ("note-e", "recall latency budget review notes, first pass", "2026-11-30T09:00:00Z"),
@@ -203,7 +188,6 @@ TIE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("note-f", "review notes on the harbor recall latency budget", "2025-07-08T09:00:00Z"),
     ("note-c", "notes from the harbor recall latency review", "2026-11-20T10:00:05Z"),
 )
-KEY_NAMES = ("total", "lexical_coverage", "captured_at", "memory_id")
 
 
 @functools.cache
@@ -234,9 +218,8 @@ def _tie_keys() -> dict[str, tuple[float, float, int, str]]:
 
 
 def check_tie_order(answer: object) -> ex.CheckResult:
-    """Notebook 05's "Your turn": the six memory_ids in the stable rank's order, best first.
-    A wrong list gets the first wrong place and the key that decides it there, or names the
-    storage-order sort, or the ids missing or repeated."""
+    """Notebook 05's "Your turn": the six memory_ids in stable-rank order; a wrong list gets the
+    first wrong place and the key that decides it there."""
     query, records = tie_exercise()
     found = build_recall_candidates(query, records)
     hits = stable_rank_recall_candidates(query, found, as_of=COURSE_AS_OF)
@@ -254,7 +237,7 @@ def check_tie_order(answer: object) -> ex.CheckResult:
         place = next(n for n, (g, c) in enumerate(zip(given, correct, strict=True)) if g != c)
         yours, due = keys[given[place]], keys[correct[place]]
         key = next(n for n, (a, b) in enumerate(zip(yours, due, strict=True)) if a != b)
-        hint = say(f"ranking.tie.key.{KEY_NAMES[key]}")
+        hint = say(f"ranking.tie.key{key + 1}")
         return ex.wrong(say("ranking.tie.place", place=place + 1, hint=hint))
 
     return ex.check_value(answer, judge, placeholder=say("ranking.tie.placeholder"))

@@ -1,8 +1,6 @@
-"""Stage 3 exercises (notebook 04): the build-it ``score_recall_candidate``, compared with the
-default policy on the chapter's seven fields (floats rounded to 6 places, within one unit of
-the sixth), and the "Your turn" ``check_q11_note``: a note no store holds, scored for q-11.
-Generated candidates match 1..n of n <= 7 terms, were captured from 400 days before
-``as_of`` to 3 days after it, and stored some days later (``stored_at`` is not the age)."""
+"""Stage 3 exercises (notebook 04): the build-it ``score_recall_candidate`` (the chapter's seven
+fields, floats within one unit of the 6th place; generated captures from 400 days before ``as_of``
+to 3 after, stored later), and the "Your turn" ``check_q11_note``: a note scored for q-11."""
 
 from __future__ import annotations
 
@@ -21,13 +19,7 @@ from memorylib.datasets import course_records, load_labelled_queries
 from memorylib.errors import RemoteMemoryValidationError
 from memorylib.interface import new_memory
 from memorylib.notebook import exercises as ex
-from memorylib.notebook.buildit.fixtures import (
-    CHAPTER_QUERY,
-    RecordSpec,
-    build_records,
-    chapter_records,
-    make_query,
-)
+from memorylib.notebook.buildit import fixtures as fx
 from memorylib.notebook.messages import say
 from memorylib.pipeline import recall_pipeline
 from memorylib.query import normalize_recall_query, normalize_text
@@ -45,17 +37,15 @@ FLOATS = FIELDS[2:]
 
 
 def _scored(terms: int, matched: int, age_days: float, lag_days: float) -> ex.Call:
-    """A candidate matching ``matched`` of ``terms`` query terms, ``age_days`` old at the
-    teaching clock and stored ``lag_days`` after its capture."""
-    query = make_query(" ".join(TERMS[:terms]))
-    spec = RecordSpec("m1", summary=TERMS[:matched], captured_days_before=age_days,
+    """A candidate matching ``matched`` of ``terms`` terms, ``age_days`` old, stored later."""
+    query = fx.make_query(" ".join(TERMS[:terms]))
+    spec = fx.RecordSpec("m1", summary=TERMS[:matched], captured_days_before=age_days,
                       stored_lag_days=lag_days)  # fmt: skip
-    (candidate,) = build_recall_candidates(query, build_records((spec,))).candidates
+    (candidate,) = build_recall_candidates(query, fx.build_records((spec,))).candidates
     return ex.Call(query, candidate, as_of=TEACHING_AS_OF)
 
 
-# ages that teach something (0 first: hypothesis shrinks towards it), or any moment to the
-# microsecond; negative ages are captures after as_of
+# ages that teach (0 first: shrinking goes there), or any to the µs; < 0: captured after as_of
 _AGES = st.one_of(
     st.sampled_from((0.0, 1.0, 0.5, 1.25, 7.0, 30.0, 45.5, 400.0, -3.0, -0.25)),
     st.floats(0.0, 120.0).map(lambda days: round(days, 6)),
@@ -144,25 +134,20 @@ def _variant(
 MISTAKES = tuple(
     ex.Mistake(say(f"scoring.mistake.{key}"), say(f"scoring.mistake.{key}.hint"), variant)
     for key, variant in (
-        ("exp", _variant("exp")),
-        ("half_life", _variant("half-life")),
-        ("window", _variant("no-window")),
-        ("clamp", _variant(clamp=False)),
-        ("whole_days", _variant(whole_days=True)),
-        ("stored", _variant(stored=True)),
+        ("exp", _variant("exp")), ("half_life", _variant("half-life")),
+        ("window", _variant("no-window")), ("clamp", _variant(clamp=False)),
+        ("whole_days", _variant(whole_days=True)), ("stored", _variant(stored=True)),
         ("coverage_record", _variant(coverage="record")),
-        ("coverage_any", _variant(coverage="any")),
-        ("weights", _variant(weights=(0.15, 0.85))),
-        ("total", _variant(total="raw")),
-        ("rounded", _variant(rounded=False)),
+        ("coverage_any", _variant(coverage="any")), ("weights", _variant(weights=(0.15, 0.85))),
+        ("total", _variant(total="raw")), ("rounded", _variant(rounded=False)),
         ("query", _variant(check_query=False)),
     )
-)
+)  # fmt: skip
 
 
 def _examples() -> tuple[ex.Named, ...]:
-    layered = make_query(CHAPTER_QUERY)
-    (chapter,) = build_recall_candidates(layered, chapter_records()).candidates
+    layered = fx.make_query(fx.CHAPTER_QUERY)
+    (chapter,) = build_recall_candidates(layered, fx.chapter_records()).candidates
     stranger = replace(chapter, query_id="q-someone-else")
     return (
         ex.Named(say("scoring.example.chapter"), ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
@@ -188,57 +173,38 @@ SCORE_RECALL_CANDIDATE = ex.FunctionExercise(
 
 Q11 = "q-11"  # labelled "stopword_noise": the record a person wants misses the top 5
 Q11_RECORD = "mei-conv-056"  # that record (notebook 04 shows its breakdown)
-# A status note of Mei's (a Friday's check, stored the next morning), in no store of the
-# course. It matches 2 of q-11's 7 terms, a count no record the notebook shows has for q-11
-# (3, 4 or 5) or its other 7-term query (4, 6 or 7), so no output shows its coverage or
-# lexical part, nor (its own timestamps) its age, recency, recency part or total.
-Q11_NOTE = MappingProxyType(
-    {
-        "summary": "Recall index green again",
-        "content": "Checked on Friday: every shard answers, p95 latency back under 40 ms.",
-        "captured_at": "2026-11-27T15:20:00Z",
-        "stored_at": "2026-11-28T08:05:00Z",
-    }
-)
+# In no store: 2 of q-11's 7 terms, a count no record the notebook shows has for q-11 (3-5) or
+# its other 7-term query (4, 6, 7), and timestamps of its own: no output shows a part of it.
+Q11_NOTE = MappingProxyType({
+    "summary": "Recall index green again",
+    "content": "Checked on Friday: every shard answers, p95 latency back under 40 ms.",
+    "captured_at": "2026-11-27T15:20:00Z", "stored_at": "2026-11-28T08:05:00Z",
+})  # fmt: skip
 Q11_PARTS = ("matched_terms", "lexical_coverage", "age_days", *FLOATS[1:])
 
 
 @functools.cache
-def _q11() -> tuple[Any, Any, Any, str]:
-    """Mei's records, q-11's query, the note as a record of hers, and q-11's as_of."""
+def _q11() -> tuple[Any, ...]:
+    """Mei's records, q-11's query, the note as a record of hers, q-11's as_of, its hits (the
+    notebook shows them), every candidate's total, and the note's parts (the library's)."""
+    # fmt: off
     (labelled,) = [q for q in load_labelled_queries() if q.query_id == Q11]
-    records = course_records(labelled.user_id)
-    query = normalize_recall_query(
-        labelled.text, user_scope=records[0].user_scope, query_id=Q11, issued_at=labelled.as_of
-    )
+    records, as_of, note = course_records(labelled.user_id), labelled.as_of, Q11_NOTE
+    query = normalize_recall_query(labelled.text, user_scope=records[0].user_scope, query_id=Q11,
+                                   issued_at=as_of)
     source = MemorySource("note-q11", "conversation_transcript", "a status note",
-                          Q11_NOTE["captured_at"])  # fmt: skip
+                          note["captured_at"])
     note = new_memory(user_scope=query.user_scope, kind=MemoryKind.CONVERSATION,
-                      memory_id="mei-note-q11", summary=Q11_NOTE["summary"],
-                      content=Q11_NOTE["content"], source=source,
-                      stored_at=Q11_NOTE["stored_at"])  # fmt: skip
-    return records, query, note, labelled.as_of
-
-
-@functools.cache
-def _q11_scores() -> tuple[tuple[Any, ...], dict[str, float]]:
-    """q-11's five hits (the notebook shows them), and every candidate's total."""
-    records, query, _, as_of = _q11()
-    totals = {
-        c.record.memory_id: score_recall_candidate(query, c, as_of=as_of).total
-        for c in build_recall_candidates(query, records).candidates
-    }
-    return recall_pipeline(query, records, as_of=as_of).hits, totals
-
-
-@functools.cache
-def _q11_truth() -> dict[str, Any]:
-    """The note's parts as the library computes them (the contract's numbers)."""
-    _, query, note, as_of = _q11()
+                      memory_id="mei-note-q11", summary=note["summary"], content=note["content"],
+                      source=source, stored_at=note["stored_at"])
+    totals = {c.record.memory_id: score_recall_candidate(query, c, as_of=as_of).total
+              for c in build_recall_candidates(query, records).candidates}
     (candidate,) = build_recall_candidates(query, (note,)).candidates
     b = chapter_breakdown_fields(score_recall_candidate(query, candidate, as_of=as_of))
     b["age_days"] = age_in_days(candidate.captured_at, parse_timestamp(as_of, "as_of"))
-    return {name: b[name] for name in Q11_PARTS}
+    hits = recall_pipeline(query, records, as_of=as_of).hits
+    return records, query, note, as_of, hits, totals, {name: b[name] for name in Q11_PARTS}
+    # fmt: on
 
 
 def _terms(given: object) -> frozenset[str] | None:
@@ -248,18 +214,15 @@ def _terms(given: object) -> frozenset[str] | None:
     return None
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
+def _number(x: object) -> float | None:
+    ok = isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+    return float(x) if ok else None  # type: ignore[arg-type]
 
 
 def _close(given: object, expected: Any) -> bool:
     if isinstance(expected, tuple):  # matched_terms
         return _terms(given) == frozenset(expected)
-    return (
-        isinstance(given, int | float) and not isinstance(given, bool) and ex.same(expected, given)
-    )
+    return _number(given) is not None and ex.same(expected, given)
 
 
 def _near(value: float | None, bad: object) -> bool:
@@ -274,8 +237,7 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
     """One hint per part: that of the first wrong value the given one matches, else the
     part's rule. A part is also read against the student's own earlier parts: a recency
     right for their wrong age says so."""
-    _, query, note, as_of = _q11()
-    t = _q11_truth()
+    _, query, note, as_of, hits, totals, t = _q11()
     moment = parse_timestamp(as_of, "as_of")
     days, stored = ((moment - parse_timestamp(Q11_NOTE[k], k)).total_seconds() / SECONDS_PER_DAY
                     for k in ("captured_at", "stored_at"))  # fmt: skip
@@ -300,7 +262,7 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
         hints = {"matched_terms": h("terms.missing")}
     yours = theirs is not None and len(theirs) != matched and theirs <= set(query.terms)
     lex, recent = v["lexical_contribution"], v["recency_contribution"]
-    hits, totals = _q11_scores()  # the totals the notebook shows: the five hits', then 056's
+    # the totals the notebook shows: the five hits', then 056's
     shown = [
         *((x.memory_id, x.score_breakdown.total) for x in hits),
         (Q11_RECORD, totals[Q11_RECORD]),
@@ -353,10 +315,8 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
 
 
 def check_q11_note(answer: object) -> ex.CheckResult:
-    """Notebook 04's "Your turn": ``answer`` maps each of ``Q11_PARTS`` to the note's value
-    for q-11 (the matched terms in any order, then numbers within one unit of the sixth
-    place). A wrong part gets one line, with the hint of the mistake its value matches; parts
-    left out (or still ``...``) are not answered yet, and what is given so far is graded."""
+    """Notebook 04's "Your turn": ``answer`` maps each of ``Q11_PARTS`` to the note's value; a
+    wrong part gets one line with its hint, and what is given so far is graded."""
 
     def judge(answer: object) -> ex.CheckResult:
         keys = list(Q11_PARTS)
@@ -369,7 +329,7 @@ def check_q11_note(answer: object) -> ex.CheckResult:
         missing = ex.say("labels.missing", labels=", ".join(k for k in Q11_PARTS if k not in given))
         if not given:
             return ex.not_answered(missing)
-        t, (hits, totals) = _q11_truth(), _q11_scores()
+        _, query, _, _, hits, totals, t = _q11()
         graded = ex.grade_labels({k: t[k] for k in given}, given, _q11_hints(given), same=_close)
         complete = len(given) == len(Q11_PARTS)
         if graded is not None:
@@ -386,7 +346,7 @@ def check_q11_note(answer: object) -> ex.CheckResult:
                      candidates=len(totals), hits=len(hits), last=hits[-1].score_breakdown.total)
         )  # fmt: skip
         return ex.right(say(
-            "scoring.q11.right", matched=len(t["matched_terms"]), n=len(_q11()[1].terms),
+            "scoring.q11.right", matched=len(t["matched_terms"]), n=len(query.terms),
             terms=", ".join(t["matched_terms"]), coverage=t["lexical_coverage"],
             age=t["age_days"], recency=t["recency"], total=t["total"], where=where,
         ))  # fmt: skip
