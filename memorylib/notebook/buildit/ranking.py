@@ -91,7 +91,7 @@ def _show_call(name: str, call: ex.Call) -> str:
 _KEYS = {
     "total": lambda c, b: b.total,
     "coverage": lambda c, b: b.lexical_coverage,
-    "time": lambda c, b: epoch_micros(c.captured_at),
+    "time": lambda c, b: c.captured_at,  # a datetime: the instant (epoch_micros is refused)
     "text": lambda c, b: c.record.source.captured_at,  # captured_at as its ISO text
     "id": lambda c, b: c.record.memory_id,
 }
@@ -163,8 +163,9 @@ ALONE_HINT = say("ranking.alone")
 STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
     "stable_rank_recall_candidates", stable_rank_recall_candidates, _examples(), _calls(), _read,
     _show, _show_call, MISTAKES,
-    # the stage, and its two helpers: the key and the hit (a body made of them is the library)
-    refuses=(stable_rank_recall_candidates, rank_key, hit_from),
+    # the stage and its two helpers (a body made of them is the library), and section 1's key 3:
+    # the student writes captured_at DESC from the datetime
+    refuses=(stable_rank_recall_candidates, rank_key, hit_from, epoch_micros),
     error_hints=(
         ("NameError", ALONE_HINT),
         ("'<' not supported between instances", say("ranking.error.compare")),
