@@ -548,13 +548,12 @@ def test_hints_for_errors_students_often_hit() -> None:
     assert "-candidate.captured_at.timestamp()" in buildit.check_ranking(ranker_raises).message
 
 
-# notebook 05, section 1's key, and a build-it cell that sorts with it (as a student may)
-KEY_CELL = """from memorylib.timestamps import epoch_micros
-
-
+# a key like notebook 05's section 1, key 3 written from the datetime (the check refuses
+# section 1's epoch_micros), and a build-it cell that sorts with it (as a student may)
+KEY_CELL = """
 def four_keys(scored):
     candidate, b = scored
-    return (-b.total, -b.lexical_coverage, -epoch_micros(candidate.captured_at),
+    return (-b.total, -b.lexical_coverage, -candidate.captured_at.timestamp(),
             candidate.record.memory_id)
 """
 RANK_CELL = """from memorylib import RecallHit, RecallScope, score_recall_candidate
@@ -600,6 +599,19 @@ def test_a_build_it_cell_that_needs_another_cells_name_fails_as_in_06c() -> None
     run_cell(alone, RANK_CELL.format(key=KEY_CELL, tail=tail), "whole-cell")
     assert alone["INNER"].is_right
     assert buildit.check_ranking(alone["my_stable_rank_recall_candidates"]).is_right
+
+
+def test_section_1s_key_copied_with_epoch_micros_is_refused() -> None:
+    # notebook 05 shows four_keys (key 3 as epoch_micros); its build-it asks for key 3 written
+    # from the datetime, so the copied key is refused
+    copied = "from memorylib.timestamps import epoch_micros\n" + KEY_CELL.replace(
+        "-candidate.captured_at.timestamp()", "-epoch_micros(candidate.captured_at)"
+    )
+    cell: dict[str, Any] = {"__name__": "__main__"}
+    run_cell(cell, RANK_CELL.format(key=copied, tail=""), "copied-cell")
+    result = buildit.check_ranking(cell["my_stable_rank_recall_candidates"])
+    assert result.verdict is Verdict.WRONG
+    assert "calls the library's epoch_micros" in result.message
 
 
 def test_a_build_it_cell_that_raises_when_run_alone_is_reported() -> None:

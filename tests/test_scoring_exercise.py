@@ -116,7 +116,7 @@ def test_the_checker_numbers_are_the_contracts() -> None:
     }
     mine = totals.pop(note.memory_id)
     assert mine.matched_terms == ("index", "recall")
-    truth = scoring._q11_truth()
+    truth = scoring._q11()[-1]
     assert math.isclose(truth["age_days"], AGE)
     assert mine.total == truth["total"]
     assert sum(b.total > mine.total for b in totals.values()) == 15
@@ -238,7 +238,7 @@ def test_no_cell_before_the_check_shows_a_part_of_the_answer() -> None:
     total) is in any cell's source or output before the check, at 6 places, at 3 (the
     chart labels) or, for the age, the 2 of score_frame's age column: 2 of 7 terms is a
     count no record the notebook shows matches, for q-11 or its other 7-term query."""
-    truth = scoring._q11_truth()
+    truth = scoring._q11()[-1]
     cells = nbformat.read(NOTEBOOK, as_version=4).cells
     check = next(i for i, c in enumerate(cells) if "check_q11_note(my_breakdown)" in c.source)
     shown = []

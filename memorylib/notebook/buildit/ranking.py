@@ -1,8 +1,6 @@
-"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates``, compared
-with ``memorylib.ranking`` on every field of every hit, in order (``buildit.check_ranking``
-runs a cell's function as 06c does, its cell alone), and the "Your turn" ``check_tie_order``.
-Generated candidates are built to tie: shared capture times, captures after ``as_of`` (age 0),
-and two captures half a second apart whose ISO texts sort the wrong way round."""
+"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates`` (every field
+of every hit, in order, on candidates built to tie: shared capture times, captures after
+``as_of``, two half a second apart whose ISO texts sort the wrong way), and ``check_tie_order``."""
 
 from __future__ import annotations
 
@@ -17,25 +15,11 @@ from memorylib.candidates import build_recall_candidates
 from memorylib.datasets import COURSE_AS_OF
 from memorylib.interface import new_memory, user_scope_for
 from memorylib.notebook import exercises as ex
-from memorylib.notebook.buildit.fixtures import (
-    CHAPTER_QUERY,
-    RecordSpec,
-    build_records,
-    chapter_records,
-    make_query,
-    memory_ids,
-)
+from memorylib.notebook.buildit import fixtures as fx
+from memorylib.notebook.messages import say
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import hit_from, rank_key, stable_rank_recall_candidates
-from memorylib.records import (
-    MemoryKind,
-    MemorySource,
-    RecallCandidate,
-    RecallHit,
-    RecallQuery,
-    RecallScope,
-    StoredMemory,
-)
+from memorylib.records import MemoryKind, MemorySource, RecallHit, RecallQuery, RecallScope
 from memorylib.scoring import score_recall_candidate
 from memorylib.timestamps import TEACHING_AS_OF, epoch_micros
 
@@ -46,9 +30,9 @@ TERMS = ("cache", "index", "memory", "recall")
 CAPTURES = (1.0, 1.0 - 0.5 / 86_400, 3.0, 40.0, -2.0, -5.0)
 
 
-def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> ex.Call:
-    query = make_query(" ".join(terms), limit=limit)
-    found = build_recall_candidates(query, build_records(tuple(specs)))
+def _ranked(terms: Sequence[str], limit: int, specs: Sequence[fx.RecordSpec]) -> ex.Call:
+    query = fx.make_query(" ".join(terms), limit=limit)
+    found = build_recall_candidates(query, fx.build_records(tuple(specs)))
     return ex.Call(query, found.candidates, as_of=TEACHING_AS_OF)
 
 
@@ -56,39 +40,33 @@ def _ranked(terms: Sequence[str], limit: int, specs: Sequence[RecordSpec]) -> ex
 def _calls(draw: st.DrawFn) -> ex.Call:
     terms = draw(st.integers(1, len(TERMS)))
     specs = [
-        RecordSpec(
-            memory_id,
-            summary=TERMS[: draw(st.integers(1, terms))],
-            content=(f"note {memory_id}",),
-            captured_days_before=draw(st.sampled_from(CAPTURES)),
-        )
-        for memory_id in draw(memory_ids(9))[: draw(st.integers(0, 6))]
-    ]
+        fx.RecordSpec(memory_id, summary=TERMS[: draw(st.integers(1, terms))],
+                   content=(f"note {memory_id}",),
+                   captured_days_before=draw(st.sampled_from(CAPTURES)))
+        for memory_id in draw(fx.memory_ids(9))[: draw(st.integers(0, 6))]
+    ]  # fmt: skip
     return _ranked(TERMS[:terms], draw(st.sampled_from((5, 1, 2, 3))), specs)
 
 
 def _read(result: Any, call: ex.Call) -> tuple[RecallHit, ...]:
-    if isinstance(result, list):
-        raise ex.Malformed("return a tuple of RecallHit, not a list: tuple(hits)")
     if not isinstance(result, tuple):
+        kind = type(result).__name__
+        listed = isinstance(result, list)
         raise ex.Malformed(
-            "stable_rank_recall_candidates must return a tuple of RecallHit, not "
-            f"{type(result).__name__}"
+            say("ranking.read.list") if listed else say("ranking.read.type", kind=kind)
         )
-    for hit in result:
-        if not isinstance(hit, RecallHit):
-            raise ex.Malformed(f"every hit must be a RecallHit, not {type(hit).__name__}")
+    if others := [hit for hit in result if not isinstance(hit, RecallHit)]:
+        raise ex.Malformed(say("ranking.read.hit", kind=type(others[0]).__name__))
     return result
 
 
 def _show(hits: tuple[RecallHit, ...]) -> str:
-    def clip(text: str, size: int = 24) -> str:
-        return repr(text if len(text) <= size else text[: size - 1] + "…")
-
-    shown = (
-        f"#{h.rank} {h.memory_id} ({h.score_breakdown.total}, {clip(h.snippet)})" for h in hits
-    )
-    return ", ".join(shown) or "no hits ()"
+    clipped = [h.snippet if len(h.snippet) <= 24 else h.snippet[:23] + "…" for h in hits]
+    shown = [
+        f"#{h.rank} {h.memory_id} ({h.score_breakdown.total}, {c!r})"
+        for h, c in zip(hits, clipped, strict=True)
+    ]
+    return ", ".join(shown) or say("ranking.show.none")
 
 
 def _show_call(name: str, call: ex.Call) -> str:
@@ -97,16 +75,15 @@ def _show_call(name: str, call: ex.Call) -> str:
     rows = []
     for c in candidates:
         b = score_recall_candidate(query, c, as_of=as_of)
+        values = dict(memory_id=c.record.memory_id, matched=len(c.matched_terms), n=n,
+                      captured=c.record.source.captured_at, total=b.total,
+                      coverage=b.lexical_coverage)  # fmt: skip
+        one = n == 1
         rows.append(
-            f"{c.record.memory_id}: matches {len(c.matched_terms)} of {n} term{'s' * (n != 1)}, "
-            f"captured {c.record.source.captured_at}, total {b.total}, coverage "
-            f"{b.lexical_coverage}"
+            say("ranking.call.row.one", **values) if one else say("ranking.call.row", **values)
         )
-    return (
-        f"{name}(query, candidates, as_of={as_of!r}) with limit {query.limit} and "
-        f"{len(candidates)} candidate(s), in this (storage) order:\n"
-        + ("\n".join(rows) or "(no candidates)")
-    )
+    head = say("ranking.call", name=name, as_of=as_of, limit=query.limit, count=len(candidates))
+    return head + "\n" + ("\n".join(rows) or say("ranking.call.none"))
 
 
 # -- typical mistakes: the contract with one rule broken -------------------------------------------
@@ -114,7 +91,7 @@ def _show_call(name: str, call: ex.Call) -> str:
 _KEYS = {
     "total": lambda c, b: b.total,
     "coverage": lambda c, b: b.lexical_coverage,
-    "time": lambda c, b: epoch_micros(c.captured_at),
+    "time": lambda c, b: c.captured_at,  # a datetime: the instant (epoch_micros is refused)
     "text": lambda c, b: c.record.source.captured_at,  # captured_at as its ISO text
     "id": lambda c, b: c.record.memory_id,
 }
@@ -124,128 +101,86 @@ def _variant(
     keys: str = "-total -coverage -time +id", *, first_rank: int = 1, extra: int | None = 0,
     snippet: str = "summary",
 ) -> Any:  # fmt: skip
-    """``keys`` most significant first, ``-`` DESC and ``+`` ASC, applied as stable sorts;
-    ``extra`` hits past the limit (None: no limit); ``snippet`` the record field shown."""
+    """``keys`` first to last (``-`` DESC); ``extra`` hits past the limit (None: no limit)."""
 
-    def rank(query: RecallQuery, candidates: Sequence[RecallCandidate], *, as_of: datetime | str,
+    def rank(query: RecallQuery, candidates: Sequence[Any], *, as_of: datetime | str,
              score: Any = score_recall_candidate) -> tuple[RecallHit, ...]:  # fmt: skip
         scored = [(c, score(query, c, as_of=as_of)) for c in candidates]
         for key in reversed(keys.split()):  # least significant first: stable sorts
             scored.sort(key=lambda item, k=_KEYS[key[1:]]: k(*item), reverse=key[0] == "-")
         kept = scored if extra is None else scored[: query.limit + extra]
-        ranked = enumerate(kept, start=first_rank)
         return tuple(  # built here, not with ranking.hit_from, which a student's body may not call
             RecallHit(c.query_id, c.record.memory_id, n, getattr(c.record, snippet),
                       RecallScope(c.record.user_scope, c.record.kind), c.record.source, b)
-            for n, (c, b) in ranked
+            for n, (c, b) in enumerate(kept, start=first_rank)
         )  # fmt: skip
 
     return rank
 
 
-# fmt: off
-MISTAKES = (
-    ex.Mistake("ties broken by storage order",
-        "sorted(..., key=total) keeps tied candidates in the order they were stored. Break "
-        "ties explicitly: lexical_coverage DESC, then captured_at DESC, then memory_id ASC.",
-        _variant("-total")),
-    ex.Mistake("only total and memory_id",
-        "Between total and memory_id come two more keys: lexical_coverage DESC, then "
-        "captured_at DESC (the newer record first).", _variant("-total +id")),
-    ex.Mistake("lexical_coverage not a key",
-        "The second key is lexical_coverage DESC: with equal totals, the record that matches "
-        "more of the query wins before recency is looked at.", _variant("-total -time +id")),
-    ex.Mistake("captured_at ascending",
-        "captured_at is DESCENDING: on a tie the NEWER record comes first.",
-        _variant("-total -coverage +time +id")),
-    ex.Mistake("captured_at compared as text",
-        "Compare captured_at as a time (candidate.captured_at, a datetime), not as its ISO "
-        "text: '2026-08-01T12:00:00.500000Z' is later than '2026-08-01T12:00:00Z' but sorts "
-        "before it.", _variant("-total -coverage -text +id")),
-    ex.Mistake("memory_id descending",
-        "The last key is memory_id ASCENDING ('a' before 'b').",
-        _variant("-total -coverage -time -id")),
-    ex.Mistake("lowest total first",
-        "The best candidate comes first: total DESCENDING (reverse=True, or sort by -total).",
-        _variant("+total -coverage -time +id")),
-    ex.Mistake("ranks start at 0", "Ranks start at 1: enumerate(..., start=1).",
-        _variant(first_rank=0)),
-    ex.Mistake("limit not applied",
-        "Keep only the first query.limit hits: sorted_items[: query.limit].",
-        _variant(extra=None)),
-    ex.Mistake("one hit too many", "Keep exactly query.limit hits: sorted_items[: query.limit].",
-        _variant(extra=1)),
-    ex.Mistake("snippet is the content",
-        "snippet = the record's SUMMARY (record.summary), the short form meant for a prompt.",
-        _variant(snippet="content")),
-)
-# fmt: on
+MISTAKES = tuple(
+    ex.Mistake(say(f"ranking.mistake.{key}"), say(f"ranking.mistake.{key}.hint"), variant)
+    for key, variant in (
+        ("storage", _variant("-total")), ("two_keys", _variant("-total +id")),
+        ("no_coverage", _variant("-total -time +id")),
+        ("time_asc", _variant("-total -coverage +time +id")),
+        ("time_text", _variant("-total -coverage -text +id")),
+        ("id_desc", _variant("-total -coverage -time -id")),
+        ("total_asc", _variant("+total -coverage -time +id")),
+        ("rank0", _variant(first_rank=0)), ("no_limit", _variant(extra=None)),
+        ("extra", _variant(extra=1)), ("content", _variant(snippet="content")),
+    )
+)  # fmt: skip
 
 
 def _examples() -> tuple[ex.Named, ...]:
-    layered = make_query(CHAPTER_QUERY)
-    chapter = build_recall_candidates(layered, chapter_records()).candidates
+    layered = fx.make_query(fx.CHAPTER_QUERY)
+    chapter = build_recall_candidates(layered, fx.chapter_records()).candidates
     ten = ("recall", "index", "cache", "memory", "layered", "sqlite", "wal", "jsonl", "budget")
     ten += ("tokens",)
 
-    def one(memory_id: str, terms: Sequence[str] = ("cache",), days: float = 1.0) -> RecordSpec:
-        return RecordSpec(memory_id, summary=tuple(terms), captured_days_before=days)
+    def one(memory_id: str, terms: Sequence[str] = ("cache",), days: float = 1.0) -> fx.RecordSpec:
+        return fx.RecordSpec(memory_id, summary=tuple(terms), captured_days_before=days)
 
     # fmt: off
     return (
-        ex.Named("the chapter's query: conversation-003 is hit #1 with 0.995161",
-                 ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
-        ex.Named("captured one second apart, equal totals at 6 places: the newer one ranks first",
+        ex.Named(say("ranking.example.chapter"), ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
+        ex.Named(say("ranking.example.second"),
                  _ranked(("cache",), 5, (one("a-older"), one("b-newer", days=1.0 - 1 / 86_400)))),
-        ex.Named("a full tie is broken by memory_id, ascending, whatever the storage order",
-                 _ranked(("cache",), 5, (one("b-2"), one("a-1")))),
-        ex.Named("equal totals 0.575: the higher coverage (6 of 10 terms) beats the newer record",
+        ex.Named(say("ranking.example.full_tie"), _ranked(("cache",), 5, (one("b-2"), one("a-1")))),
+        ex.Named(say("ranking.example.coverage"),
                  _ranked(ten, 5, (one("x-newer", ten[:5], 0.0),
                                   one("y-covers-more", ten[:6], 30 * 17 / 13)))),
-        ex.Named("limit 2 keeps the best two of four: hits ranked 1 and 2, the summary as snippet",
+        ex.Named(say("ranking.example.limit"),
                  _ranked(TERMS[:3], 2, (one("m1", TERMS[:1]), one("m2", TERMS[:3]),
                                         one("m3", TERMS[:2]), one("m4", TERMS[:1], 3.0)))),
-        ex.Named("no candidates give no hits", ex.Call(layered, (), as_of=TEACHING_AS_OF)),
+        ex.Named(say("ranking.example.none"), ex.Call(layered, (), as_of=TEACHING_AS_OF)),
     )
     # fmt: on
 
 
-ALONE_HINT = (
-    "Notebook 06c runs this cell alone, as saved, with nothing else of notebook 05: define "
-    "or import in this cell everything your function uses (a key like four_keys, and "
-    "epoch_micros from memorylib.timestamps if it uses that)."
-)
-
-# fmt: off
+ALONE_HINT = say("ranking.alone")
 STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
     "stable_rank_recall_candidates", stable_rank_recall_candidates, _examples(), _calls(), _read,
     _show, _show_call, MISTAKES,
-    # the stage, and its two helpers: the key and the hit (a body made of them is the library)
-    refuses=(stable_rank_recall_candidates, rank_key, hit_from),
+    # the stage and its two helpers (a body made of them is the library), and section 1's key 3:
+    # the student writes captured_at DESC from the datetime
+    refuses=(stable_rank_recall_candidates, rank_key, hit_from, epoch_micros),
     error_hints=(
         ("NameError", ALONE_HINT),
-        ("'<' not supported between instances",
-         "Sorting tuples that hold a candidate or a breakdown compares those objects when the "
-         "numbers tie: sort with a key that returns only numbers and strings (e.g. -total, "
-         "-coverage, -captured_at.timestamp(), memory_id)."),
-        ("bad operand type for unary -: 'str'",
-         "A string cannot be negated: keep memory_id as it is in the key (ascending), or sort in "
-         "two stable passes."),
-        ("bad operand type for unary -: 'datetime.datetime'",
-         "Negate a number, not a datetime: -candidate.captured_at.timestamp()."),
+        ("'<' not supported between instances", say("ranking.error.compare")),
+        ("bad operand type for unary -: 'str'", say("ranking.error.negate_id")),
+        ("bad operand type for unary -: 'datetime.datetime'", say("ranking.error.negate_time")),
     ),
-)
-# fmt: on
+)  # fmt: skip
 
 
 # -- notebook 05's "Your turn": six rows in stable-rank order, by hand ----------------------------
 
 TIE_QUERY = "harbor recall latency budget review notes"  # six terms
-# Stored in this order on purpose: the answer must not depend on it. Every key decides
-# once: note-d has the highest total; note-f (6 of 6, 510 days old) ties note-e (5 of 6,
-# captured at as_of) at 0.858333, and coverage puts note-f first; note-a, note-b and
-# note-c tie at 0.820951 (note-c is 5 seconds fresher, a difference that rounding to 6
-# places removes), so captured_at puts note-c first and memory_id note-a before note-b.
+# In storage order. Each key decides once: note-d has the top total; note-f (6 of 6, 510 days
+# old) ties note-e (5 of 6, fresh) at 0.858333, coverage decides; note-a, b and c tie at 0.820951
+# (c is 5 s fresher, which rounding removes): captured_at puts c first, memory_id a before b.
 TIE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("note-b", "harbor recall latency budget review of the drafts", "2026-11-20T10:00:00Z"),
     ("note-e", "recall latency budget review notes, first pass", "2026-11-30T09:00:00Z"),
@@ -254,37 +189,20 @@ TIE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("note-f", "review notes on the harbor recall latency budget", "2025-07-08T09:00:00Z"),
     ("note-c", "notes from the harbor recall latency review", "2026-11-20T10:00:05Z"),
 )
-KEY_NAMES = ("total", "lexical_coverage", "captured_at", "memory_id")
-# fmt: off
-_KEY_HINTS = {
-    "total": "a row with a higher total belongs there: key 1 is total, descending.",
-    "lexical_coverage": "two rows tie on total there: key 2 decides before any time is looked "
-                        "at, the higher lexical_coverage first.",
-    "captured_at": "rows tie on total and lexical_coverage there: key 3 decides, the later "
-                   "captured_at first (read the seconds).",
-    "memory_id": "rows tie on the first three keys there: key 4 decides, the smaller memory_id "
-                 "first.",
-}
-# fmt: on
 
 
 @functools.cache
-def tie_exercise() -> tuple[RecallQuery, tuple[StoredMemory, ...]]:
+def tie_exercise() -> tuple[RecallQuery, tuple[Any, ...]]:
     """The exercise's query (limit 6, a fixed query_id, issued at ``COURSE_AS_OF``) and its
     six conversation records, in storage order."""
     scope = user_scope_for("exercise-user")
     records = tuple(
-        new_memory(
-            user_scope=scope,
-            kind=MemoryKind.CONVERSATION,
-            memory_id=memory_id,
-            content=text,
-            summary=text,
-            stored_at=when,
-            source=MemorySource(f"transcript-{memory_id}", "conversation_transcript", text, when),
-        )
+        new_memory(user_scope=scope, kind=MemoryKind.CONVERSATION, memory_id=memory_id,
+                   content=text, summary=text, stored_at=when,
+                   source=MemorySource(f"transcript-{memory_id}", "conversation_transcript",
+                                       text, when))
         for memory_id, text, when in TIE_ROWS
-    )
+    )  # fmt: skip
     query = normalize_recall_query(
         TIE_QUERY, user_scope=scope, limit=6, query_id="tie-exercise", issued_at=COURSE_AS_OF
     )
@@ -301,37 +219,26 @@ def _tie_keys() -> dict[str, tuple[float, float, int, str]]:
 
 
 def check_tie_order(answer: object) -> ex.CheckResult:
-    """Notebook 05's "Your turn": the six memory_ids in the stable rank's order, best first.
-
-    Right; wrong with a hint naming the first place that is wrong and the key that decides
-    it there (the four keys in order), or the storage-order sort, or ids missing or
-    repeated; or not answered yet for the ``...`` placeholder.
-    """
+    """Notebook 05's "Your turn": the six memory_ids in stable-rank order; a wrong list gets the
+    first wrong place and the key that decides it there."""
     query, records = tie_exercise()
     found = build_recall_candidates(query, records)
-    correct = tuple(
-        h.memory_id for h in stable_rank_recall_candidates(query, found, as_of=COURSE_AS_OF)
-    )
+    hits = stable_rank_recall_candidates(query, found, as_of=COURSE_AS_OF)
+    correct = tuple(h.memory_id for h in hits)
 
     def judge(answer: object) -> ex.CheckResult:
-        given = tuple(map(str, ex.expect_sequence(answer, "a list of memory_ids", item=str)))
+        given = tuple(map(str, ex.expect_sequence(answer, say("ranking.tie.described"), item=str)))
         if given == correct:
-            return ex.right(
-                f"Right: {' > '.join(correct)}. Each key decided once: total, then "
-                "lexical_coverage (note-f over note-e), captured_at (note-c, 5 seconds later; "
-                "its total ties only because totals are rounded to 6 places), memory_id."
-            )
+            return ex.right(say("ranking.tie.right", order=" > ".join(correct)))
         if sorted(given) != sorted(correct):
-            return ex.wrong(f"Use each of these ids exactly once: {', '.join(sorted(correct))}.")
+            return ex.wrong(say("ranking.tie.once", ids=", ".join(sorted(correct))))
         keys = _tie_keys()
         if list(given) == sorted((r.memory_id for r in records), key=lambda m: keys[m][0]):
-            return ex.wrong(
-                "That is sorted(..., key=total): tied rows kept the storage order. Break ties "
-                "with lexical_coverage DESC, then captured_at DESC, then memory_id ASC."
-            )
+            return ex.wrong(say("ranking.tie.naive"))
         place = next(n for n, (g, c) in enumerate(zip(given, correct, strict=True)) if g != c)
         yours, due = keys[given[place]], keys[correct[place]]
         key = next(n for n, (a, b) in enumerate(zip(yours, due, strict=True)) if a != b)
-        return ex.wrong(f"Not quite at place {place + 1}: {_KEY_HINTS[KEY_NAMES[key]]}")
+        hint = say(f"ranking.tie.key{key + 1}")
+        return ex.wrong(say("ranking.tie.place", place=place + 1, hint=hint))
 
-    return ex.check_value(answer, judge, placeholder="a list of the six memory_ids, best first")
+    return ex.check_value(answer, judge, placeholder=say("ranking.tie.placeholder"))
