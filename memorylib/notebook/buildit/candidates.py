@@ -1,9 +1,7 @@
 """Stage 2 exercises (notebook 03): the build-it ``build_recall_candidates``, checked against
-``memorylib.candidates`` on what the contract fixes (which records, in what order, the stored
-record itself, the terms, ``captured_at`` as a datetime, the counts; not the BM25 counts), and
-the "Your turn" ``check_quiet_query`` (stretch: ``check_cache_query``): a rewrite that keeps
-the target a candidate among few, through two of its terms (the stretch: two of
-``CACHE_WORDS``, never a bigram that straddles two words, 件一 in 文件一追加)."""
+``memorylib.candidates`` on what the contract fixes (not the BM25 counts), and the "Your turn"
+``check_quiet_query`` (stretch: ``check_cache_query``): a rewrite that keeps the target a
+candidate among few, through two of its terms (two of ``CACHE_WORDS``, in the stretch)."""
 
 from __future__ import annotations
 
@@ -27,18 +25,17 @@ from memorylib.query import extract_terms, normalize_recall_query, normalize_tex
 from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
 from memorylib.timestamps import parse_timestamp
 
-__all__ = ["BUILD_RECALL_CANDIDATES", "CACHE_TARGET", "CACHE_WORDS", "QUIET_QUESTION"]
-__all__ += ["QUIET_TARGET", "check_cache_query", "check_quiet_query"]
+__all__ = ["BUILD_RECALL_CANDIDATES", "CACHE_WORDS", "check_cache_query", "check_quiet_query"]
 
 # the query's words, and record words that test them (plain ones first: hypothesis shrinks
 # towards them): other case, fullwidth, punctuation, longer words, Chinese
-QUERY_WORDS = ("memory", "cache", "recall", "layered", "记忆")
+_QUERY_WORDS = st.sampled_from(("memory", "cache", "recall", "layered", "记忆"))
 _RECORD_TEXT = "memory note cache design recall layered Memory CACHE ｍｅｍｏｒｙ memory, (cache)"
-RECORD_WORDS = tuple(f"{_RECORD_TEXT} memorylib caches recalled 分层记忆 记".split())
+_TEXT = fx.words(f"{_RECORD_TEXT} memorylib caches recalled 分层记忆 记".split())
 # built once: a strategy made inside a draw is validated again on every draw
 _KINDS = st.sampled_from(("conversation", "profile", "retraction"))
-_TEXT, _AGES = fx.words(RECORD_WORDS), st.sampled_from((1.0, 2.0, 40.0))
-_QUERIES = st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=3, unique=True)
+_AGES = st.sampled_from((1.0, 2.0, 40.0))
+_QUERIES = st.lists(_QUERY_WORDS, min_size=1, max_size=3, unique=True)
 _IDS, _SIZES = fx.memory_ids(9), st.integers(0, 5)
 
 
@@ -62,8 +59,8 @@ def _calls(draw: st.DrawFn) -> ex.Call:
 def _read(result: Any, call: ex.Call) -> dict[str, Any]:
     """What the contract fixes of a CandidateSet (each candidate: does it hold the record?)."""
 
-    def malformed(key: str, value: object = None, **values: str) -> ex.Malformed:
-        return ex.Malformed(say(f"candidates.{key}", kind=type(value).__name__, **values))
+    def malformed(key: str, value: object = None, field: str = "") -> ex.Malformed:
+        return ex.Malformed(say(f"candidates.{key}", kind=type(value).__name__, field=field))
 
     if not isinstance(result, CandidateSet):
         raise malformed("not_set", result)
@@ -92,20 +89,18 @@ def _show(found: dict[str, Any]) -> str:
         searchable = ", ".join(c["searchable_terms"][:5])
         searchable += ", …" if len(c["searchable_terms"]) > 5 else ""
         matched = ", ".join(c["matched_terms"]) or say("candidates.show.nothing")
-        shown = say("candidates.show.candidate", memory_id=c["memory_id"], matched=matched,
-                    searchable=searchable)  # fmt: skip
+        shown = say("candidates.show.candidate", matched=matched, searchable=searchable, **c)
         return shown + ("" if c["holds_the_record"] else " " + say("candidates.show.copy"))
 
     listed = "; ".join(map(candidate, found["candidates"]))
-    counts = say("candidates.show.counts", searched=found["searched_records"],
-                 retracted=found["retracted_records"], count=len(found["candidates"]))  # fmt: skip
+    counts = say("candidates.show.counts", count=len(found["candidates"]), **found)
     return counts + (f": {listed}" if listed else "")
 
 
 def _show_call(name: str, call: ex.Call) -> str:
     query, records = call.args
-    return say("candidates.show.call", name=name, text=query.text, terms=", ".join(query.terms),
-               count=len(records), records=fx.show_records(records))  # fmt: skip
+    shown = dict(name=name, text=query.text, terms=", ".join(query.terms), count=len(records))
+    return say("candidates.show.call", records=fx.show_records(records), **shown)
 
 
 def _mistaken(mistake: str) -> Callable[[RecallQuery, tuple[StoredMemory, ...]], CandidateSet]:
@@ -154,34 +149,32 @@ def _mistaken(mistake: str) -> Callable[[RecallQuery, tuple[StoredMemory, ...]],
     return build
 
 
-MISTAKES = "profiles every_kind retracted_searched substring not_normalized content_only"
-MISTAKES += " summary_only searched_all searched_candidates retracted_uncounted all_query_terms"
-MISTAKES += " copy text_captured no_scope sorted"
-# the worked examples' calls: (query, records)
+MISTAKES = (  # in the catalogue's order: among mistakes alike, the first wins
+    *("profiles", "every_kind", "retracted_searched", "substring", "not_normalized"),
+    *("content_only", "summary_only", "searched_all", "searched_candidates"),
+    *("retracted_uncounted", "all_query_terms", "copy", "text_captured", "no_scope", "sorted"),
+)
 _CHAPTER, _LAYERED, _SPEC = fx.chapter_records(), fx.make_query(fx.CHAPTER_QUERY), fx.RecordSpec
-_STRANGER = fx.build_records((_SPEC("other-001", summary=("layered", "memory")),),
-                             user_scope_for("someone-else"))  # fmt: skip
-_RETRACTION = _SPEC("retraction-001", "retraction", retracts="conversation-003")
-_M1 = _SPEC("m1", summary=("memorylib", "release"))
+_STRANGER = fx.build_records(
+    (_SPEC("other-001", summary=("layered", "memory")),), user_scope_for("someone-else")
+)
+_RETRACTION = fx.build_records(
+    (_SPEC("retraction-001", "retraction", retracts="conversation-003"),)
+)
+_M1, _M9 = _SPEC("m1", summary=("memorylib", "release")), _SPEC("m9", summary=("cache",))
 _M2 = _SPEC("m2", summary=("Decision",), content=("MEMORY,", "layered"))
-_M9 = _SPEC("m9", summary=("cache",))
+_EXAMPLES = {  # the calls: (query, records)
+    "chapter": (_LAYERED, _CHAPTER),
+    "profile": (fx.make_query("backend engineer"), _CHAPTER),
+    "stranger": (_LAYERED, _CHAPTER + _STRANGER),
+    "retracted": (_LAYERED, _CHAPTER + _RETRACTION),
+    "terms": (fx.make_query("memory"), fx.build_records((_M1, _M2))),
+    "order": (fx.make_query("cache"), fx.build_records((_M9, _SPEC("m1", content=("cache",))))),
+}  # fmt: skip
 BUILD_RECALL_CANDIDATES = ex.FunctionExercise(
     function="build_recall_candidates",
     reference=build_recall_candidates,
-    examples=named(
-        lambda key: say(f"candidates.example.{key}"),
-        {
-            "chapter": (_LAYERED, _CHAPTER),
-            "profile": (fx.make_query("backend engineer"), _CHAPTER),
-            "stranger": (_LAYERED, _CHAPTER + _STRANGER),
-            "retracted": (_LAYERED, _CHAPTER + fx.build_records((_RETRACTION,))),
-            "terms": (fx.make_query("memory"), fx.build_records((_M1, _M2))),
-            "order": (
-                fx.make_query("cache"),
-                fx.build_records((_M9, _SPEC("m1", content=("cache",)))),
-            ),
-        },
-    ),
+    examples=named(lambda key: say(f"candidates.example.{key}"), _EXAMPLES),
     cases=_calls(),
     read=_read,
     show=_show,
@@ -189,19 +182,15 @@ BUILD_RECALL_CANDIDATES = ex.FunctionExercise(
     refuses=(build_recall_candidates,),
     error_hints=(("required positional argument", say("candidates.error.arguments")),),
     mistakes=mistakes(
-        lambda key: say(f"candidates.mistake.{key}"),
-        {key: _mistaken(key) for key in MISTAKES.split()},
+        lambda k: say(f"candidates.mistake.{k}"), {k: _mistaken(k) for k in MISTAKES}
     ),
 )
 
-# -- "Your turn": a quieter query ---------------------------------------------------------------
-
-QUIET_QUESTION = "how did we make the lock file work on windows"
+QUIET_QUESTION = "how did we make the lock file work on windows"  # the "Your turn"'s
 QUIET_TARGET = "mei-conv-067"  # "The store's lock file now works on Windows too."
 CACHE_TARGET = "mei-conv-035"  # the optional stretch: the result-cache record, in Chinese
-# The two-character Chinese words of mei-conv-035, cut by hand from its summary ("召回结果按
-# query 和 store 版本缓存，文件一追加缓存就失效。") and its content: the stretch counts these
-# among the shared terms, never a bigram across two words (果按, 本缓, 件一, 一追, 加缓, ...).
+# mei-conv-035's two-character Chinese words, cut by hand from its summary (召回结果按 query 和
+# store 版本缓存，文件一追加缓存就失效。) and content; never a bigram across two words (件一).
 CACHE_WORDS = frozenset(
     {"召回", "结果", "版本", "缓存", "文件", "追加", "失效"}  # in its summary
     | {"为了", "减少", "重复", "查询", "变化", "自动", "需要"}  # in its content only
@@ -222,15 +211,14 @@ def _check_query(
     answer: object, target: str, most: int, placeholder: str, words: frozenset[str] | None = None
 ) -> ex.CheckResult:
     def judge(text: str) -> ex.CheckResult:
-        records = course_records(COURSE_USERS[0])  # built once, then cached
-        scope, at = records[0].user_scope, COURSE_AS_OF  # a query of Mei's, at the course's clock
+        records = course_records(COURSE_USERS[0])  # Mei's, built once, at the course's clock
+        scope, at = records[0].user_scope, COURSE_AS_OF
         try:
             query = normalize_recall_query(
                 text, user_scope=scope, query_id="q-03-check", issued_at=at
             )
-        except RemoteMemoryError as error:
-            rejected = say("candidates.query.rejected", error=type(error).__name__, message=error)
-            return ex.wrong(rejected)
+        except RemoteMemoryError as e:
+            return ex.wrong(say("candidates.query.rejected", error=type(e).__name__, message=e))
         found = build_recall_candidates(query, records)
         shared = {c.record.memory_id: c.matched_terms for c in found.candidates}.get(target)
         if shared is None:
@@ -242,14 +230,13 @@ def _check_query(
             return ex.wrong(say("candidates.query.straddles", held=held_words, **said))
         if len(shared) < 2:
             return ex.wrong(say("candidates.query.one_word", **said))
-        count = found.candidate_records
-        if count > most:
+        if (count := found.candidate_records) > most:
             per_term = Counter(t for c in found.candidates for t in c.matched_terms)
             busiest = sorted(per_term.items(), key=lambda item: (-item[1], item[0]))[:3]
             noisy = ", ".join(f"{term!r} ({n})" for term, n in busiest)
             return ex.wrong(say("candidates.query.too_many", count=count, most=most, noisy=noisy))
-        right = say("candidates.query.right", count=count, searched=found.searched_records, **said)
-        return ex.right(right)
+        searched = found.searched_records
+        return ex.right(say("candidates.query.right", count=count, searched=searched, **said))
 
     described = say("candidates.query.described")
     return ex.check_value(answer, judge, placeholder=placeholder, kind=str, described=described)

@@ -1,7 +1,6 @@
-"""Stage 1 exercises (notebook 02), checked against ``memorylib.query``: the build-it
-``normalize_text`` and ``extract_terms``, and the "Your turn" ``check_predicted_terms`` (the
-terms of ``EXERCISE_TEXT``, each once, in any order). ``named`` and ``mistakes`` read an
-exercise's worked examples and mistakes from the catalogue (``said(key)``)."""
+"""Stage 1 exercises (notebook 02) against ``memorylib.query``: the build-it ``normalize_text``
+and ``extract_terms``, and the "Your turn" ``check_predicted_terms``. ``named`` and ``mistakes``
+read any stage's worked examples and mistakes from the catalogue."""
 
 from __future__ import annotations
 
@@ -20,12 +19,11 @@ from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, is_cjk, is_word_char, normalize_text, term_occurrences
 
 __all__ = ["EXERCISE_TEXT", "EXTRACT_TERMS", "NORMALIZE_TEXT", "check_predicted_terms"]
-__all__ += ["mistakes", "named"]
 _Said = Callable[[str], str]
 
 
 def named(said: _Said, examples: Mapping[str, Any]) -> tuple[ex.Named, ...]:
-    """Worked examples: key -> the argument (a tuple: the arguments), named ``said(key)``."""
+    """Worked examples named ``said(key)``: key -> the argument (a tuple: the arguments)."""
     calls = {key: a if isinstance(a, tuple) else (a,) for key, a in examples.items()}
     return tuple(ex.Named(said(key), ex.Call(*arguments)) for key, arguments in calls.items())
 
@@ -35,10 +33,8 @@ def mistakes(said: _Said, variants: Mapping[str, Callable[..., Any]]) -> tuple[e
     return tuple(ex.Mistake(said(key), said(f"{key}.hint"), v) for key, v in variants.items())
 
 
-# both cases, digits and _, every kind of space, punctuation, fullwidth forms, Chinese, accents,
-# ß, Cyrillic, Greek (final sigma), a combining mark, a ligature, a circled digit, ǰ (casefold
-# leaves it un-normalized), the simplest first (hypothesis shrinks towards them); the last two,
-# a CJK compatibility ideograph and a Kangxi radical, become CJK under NFKC
+# every kind of character the contract folds, the simplest first (hypothesis shrinks towards
+# them); ǰ casefolds to a text that is not NFKC; the last two become CJK under NFKC
 ALPHABET = "ab _19ABC\t\n\u3000\u00a0-'.!?ＡｂＣ１分层记忆召回éÉßẞДдΣς\u0301ﬁ①ǰ\uf900\u2f00"
 TEXTS = st.text(alphabet=ALPHABET, max_size=12)
 _nfkc = functools.partial(unicodedata.normalize, "NFKC")
@@ -50,20 +46,14 @@ def _a_str(result: Any, call: ex.Call) -> str:
     return result
 
 
+_TEXTS = {
+    "chapter": "  LAYERED   Memory  ", "fullwidth": "ＬＡＹＥＲＥＤ　Ｍｅｍｏｒｙ",
+    "sharp_s": "Straße", "tabs": "layered\tmemory\n\ndesign", "chinese": "分层记忆", "empty": "",
+}  # fmt: skip
 NORMALIZE_TEXT = ex.FunctionExercise(
     function="normalize_text",
     reference=normalize_text,
-    examples=named(
-        lambda key: say(f"normalize.example.{key}"),
-        {
-            "chapter": "  LAYERED   Memory  ",
-            "fullwidth": "ＬＡＹＥＲＥＤ　Ｍｅｍｏｒｙ",
-            "sharp_s": "Straße",
-            "tabs": "layered\tmemory\n\ndesign",
-            "chinese": "分层记忆",
-            "empty": "",
-        },
-    ),
+    examples=named(lambda key: say(f"normalize.example.{key}"), _TEXTS),
     cases=TEXTS.map(ex.Call),
     read=_a_str,
     refuses=(normalize_text,),
@@ -80,14 +70,11 @@ NORMALIZE_TEXT = ex.FunctionExercise(
         },
     ),
 )
-
-
 _bigrams = re.compile("(?=(..))").findall  # a run's overlapping character pairs
 
 
 def _terms(text: str, chinese: Any = None, word: Any = is_word_char) -> tuple[str, ...]:
-    """The contract's terms, or with one rule changed: what a run of Chinese characters gives
-    (``chinese(run)``), what makes a word character."""
+    """The contract's terms, or with Chinese runs cut by ``chinese``, or other ``word`` chars."""
     kinds = itertools.groupby(text, lambda c: "cjk" if is_cjk(c) else "word" if word(c) else "")
     runs = [(kind == "cjk", "".join(chars)) for kind, chars in kinds if kind]
     cut = chinese or (lambda run: _bigrams(run) or [run])  # a lone character stays a unigram
@@ -107,23 +94,16 @@ def _a_tuple(result: Any, call: ex.Call) -> tuple[str, ...]:
     return result
 
 
+_NORMALIZED = {
+    "chapter": "layered memory", "bigrams": "分层记忆", "lone": "记",
+    "once": "记忆 memory 记忆 layered memory", "punctuation": "append-only isn't",
+    "identifier": "recall_history v2", "scripts": "café память", "next_to_word": "记忆v2",
+    "punctuation_only": "?!...",
+}  # fmt: skip
 EXTRACT_TERMS = ex.FunctionExercise(
     function="extract_terms",
     reference=extract_terms,
-    examples=named(
-        lambda key: say(f"normalize.terms.example.{key}"),
-        {
-            "chapter": "layered memory",
-            "bigrams": "分层记忆",
-            "lone": "记",
-            "once": "记忆 memory 记忆 layered memory",
-            "punctuation": "append-only isn't",
-            "identifier": "recall_history v2",
-            "scripts": "café память",
-            "next_to_word": "记忆v2",
-            "punctuation_only": "?!...",
-        },
-    ),
+    examples=named(lambda key: say(f"normalize.terms.example.{key}"), _NORMALIZED),
     cases=TEXTS.map(normalize_text).map(ex.Call),
     read=_a_tuple,
     refuses=(extract_terms,),
@@ -146,7 +126,6 @@ EXTRACT_TERMS = ex.FunctionExercise(
         },
     ),
 )
-
 EXERCISE_TEXT = "ＳＱＬｉｔｅ  WAL 持久化方案"  # fullwidth Latin, upper case, a Chinese run
 
 
@@ -172,5 +151,4 @@ def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> ex.Check
         hints = hints or [say("normalize.predict.counts", missing=missing, extra=extra)]
         return ex.wrong(say("normalize.predict.wrong", hints="; ".join(hints)))
 
-    placeholder = say("normalize.predict.placeholder")
-    return ex.check_value(answer, judge, placeholder=placeholder)
+    return ex.check_value(answer, judge, placeholder=say("normalize.predict.placeholder"))
