@@ -1,10 +1,7 @@
 """Stage 2 exercises (notebook 03): the build-it ``build_recall_candidates``, checked against
-``memorylib.candidates`` on what the chapter's contract fixes (which records, in what order,
-the stored record itself, the terms, ``captured_at`` as a datetime, the counts; not the BM25
-counts), and the "Your turn" ``check_quiet_query`` (its stretch: ``check_cache_query``): a
-rewrite that keeps the target a candidate among few, through at least two of its terms (the
-stretch: two of ``CACHE_WORDS``, never a bigram that straddles two words, 件一 in 文件一追加).
-"""
+``memorylib.candidates`` on what the contract fixes (not the BM25 counts), and the "Your turn"
+``check_quiet_query`` (stretch: ``check_cache_query``): a rewrite that keeps the target a
+candidate among few, through two of its terms (two of ``CACHE_WORDS``, in the stretch)."""
 
 from __future__ import annotations
 
@@ -22,23 +19,23 @@ from memorylib.errors import RemoteMemoryError, RemoteMemoryScopeError
 from memorylib.interface import user_scope_for
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.buildit.normalize import catalogue, named
+from memorylib.notebook.buildit.normalize import mistakes, named
+from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, normalize_recall_query, normalize_text
 from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
 from memorylib.timestamps import parse_timestamp
 
-__all__ = ["BUILD_RECALL_CANDIDATES", "CACHE_TARGET", "CACHE_WORDS", "QUIET_QUESTION"]
-__all__ += ["QUIET_TARGET", "check_cache_query", "check_quiet_query"]
+__all__ = ["BUILD_RECALL_CANDIDATES", "CACHE_WORDS", "check_cache_query", "check_quiet_query"]
 
 # the query's words, and record words that test them (plain ones first: hypothesis shrinks
 # towards them): other case, fullwidth, punctuation, longer words, Chinese
-QUERY_WORDS = ("memory", "cache", "recall", "layered", "记忆")
+_QUERY_WORDS = st.sampled_from(("memory", "cache", "recall", "layered", "记忆"))
 _RECORD_TEXT = "memory note cache design recall layered Memory CACHE ｍｅｍｏｒｙ memory, (cache)"
-RECORD_WORDS = tuple(f"{_RECORD_TEXT} memorylib caches recalled 分层记忆 记".split())
+_TEXT = fx.words(f"{_RECORD_TEXT} memorylib caches recalled 分层记忆 记".split())
 # built once: a strategy made inside a draw is validated again on every draw
 _KINDS = st.sampled_from(("conversation", "profile", "retraction"))
-_TEXT, _AGES = fx.words(RECORD_WORDS), st.sampled_from((1.0, 2.0, 40.0))
-_QUERIES = st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=3, unique=True)
+_AGES = st.sampled_from((1.0, 2.0, 40.0))
+_QUERIES = st.lists(_QUERY_WORDS, min_size=1, max_size=3, unique=True)
 _IDS, _SIZES = fx.memory_ids(9), st.integers(0, 5)
 
 
@@ -61,25 +58,22 @@ def _calls(draw: st.DrawFn) -> ex.Call:
 
 def _read(result: Any, call: ex.Call) -> dict[str, Any]:
     """What the contract fixes of a CandidateSet (each candidate: does it hold the record?)."""
+
+    def malformed(key: str, value: object = None, field: str = "") -> ex.Malformed:
+        return ex.Malformed(say(f"candidates.{key}", kind=type(value).__name__, field=field))
+
     if not isinstance(result, CandidateSet):
-        raise ex.Malformed(
-            "build_recall_candidates must return a CandidateSet(query_id, candidates, "
-            f"searched_records, retracted_records), not {type(result).__name__}"
-        )
+        raise malformed("not_set", result)
     if not isinstance(result.candidates, tuple):
-        raise ex.Malformed("CandidateSet.candidates must be a tuple of RecallCandidate")
+        raise malformed("not_tuple")
     for c in result.candidates:
         if not isinstance(c, RecallCandidate):
-            raise ex.Malformed(f"every candidate must be a RecallCandidate, not {type(c).__name__}")
+            raise malformed("not_candidate", c)
         if not isinstance(c.captured_at, datetime):
-            raise ex.Malformed(
-                "RecallCandidate.captured_at must be a datetime, not "
-                f"{type(c.captured_at).__name__}: parse the record's source.captured_at with "
-                "parse_timestamp(..., 'captured_at')"
-            )
+            raise malformed("not_datetime", c.captured_at)
         for field in ("searchable_terms", "matched_terms"):
             if not isinstance(getattr(c, field), tuple):
-                raise ex.Malformed(f"RecallCandidate.{field} must be a tuple of str")
+                raise malformed("terms_not_tuple", field=field)
     candidates = tuple(
         {"memory_id": getattr(c.record, "memory_id", repr(c.record)), "query_id": c.query_id}
         | {"holds_the_record": any(c.record is stored for stored in call.args[1])}
@@ -91,156 +85,112 @@ def _read(result: Any, call: ex.Call) -> dict[str, Any]:
 
 
 def _show(found: dict[str, Any]) -> str:
-    listed = "; ".join(
-        f"{c['memory_id']} matching {', '.join(c['matched_terms']) or 'nothing'} (searchable: "
-        f"{', '.join(c['searchable_terms'][:5])}{', …' if len(c['searchable_terms']) > 5 else ''})"
-        + ("" if c["holds_the_record"] else " (holding a copy of the record)")
-        for c in found["candidates"]
-    )
-    return (
-        f"searched_records={found['searched_records']}, retracted_records="
-        f"{found['retracted_records']}, {len(found['candidates'])} candidate(s)"
-        + (f": {listed}" if listed else "")
-    )
+    def candidate(c: dict[str, Any]) -> str:
+        searchable = ", ".join(c["searchable_terms"][:5])
+        searchable += ", …" if len(c["searchable_terms"]) > 5 else ""
+        matched = ", ".join(c["matched_terms"]) or say("candidates.show.nothing")
+        shown = say("candidates.show.candidate", matched=matched, searchable=searchable, **c)
+        return shown + ("" if c["holds_the_record"] else " " + say("candidates.show.copy"))
+
+    listed = "; ".join(map(candidate, found["candidates"]))
+    counts = say("candidates.show.counts", count=len(found["candidates"]), **found)
+    return counts + (f": {listed}" if listed else "")
 
 
 def _show_call(name: str, call: ex.Call) -> str:
     query, records = call.args
-    return (
-        f"{name}(query, records) with query {query.text!r} (terms {', '.join(query.terms)}) "
-        f"and {len(records)} record(s):\n{fx.show_records(records)}"
-    )
+    shown = dict(name=name, text=query.text, terms=", ".join(query.terms), count=len(records))
+    return say("candidates.show.call", records=fx.show_records(records), **shown)
 
 
 def _mistaken(mistake: str) -> Callable[[RecallQuery, tuple[StoredMemory, ...]], CandidateSet]:
-    """The contract with the one rule that ``mistake`` (a name in the catalogue) breaks."""
+    """The contract with the one rule that ``mistake`` (a key of ``MISTAKES``) breaks."""
     kinds = {  # the kinds searched
-        "profiles searched": (MemoryKind.CONVERSATION, MemoryKind.PROFILE),
-        "every kind searched": tuple(MemoryKind),
+        "profiles": (MemoryKind.CONVERSATION, MemoryKind.PROFILE),
+        "every_kind": tuple(MemoryKind),
     }.get(mistake, (MemoryKind.CONVERSATION,))
 
     def build(query: RecallQuery, records: tuple[StoredMemory, ...]) -> CandidateSet:
         for record in records:
-            if record.user_scope != query.user_scope and mistake != "no user_scope check":
+            if record.user_scope != query.user_scope and mistake != "no_scope":
                 raise RemoteMemoryScopeError(f"{record.memory_id} is another user's")
         hidden = {r.retracts for r in records if r.kind is MemoryKind.RETRACTION}
-        hidden = set() if mistake == "retracted records still searched" else hidden
+        hidden = set() if mistake == "retracted_searched" else hidden
         found, searched, retracted = [], 0, 0
         for record in (r for r in records if r.kind in kinds):
             if record.memory_id in hidden:
-                retracted += mistake != "retracted records not counted"
+                retracted += mistake != "retracted_uncounted"
                 continue
             searched += 1
             text = record.summary + " " + record.content
-            if mistake.startswith("only the "):  # only the content, or the summary, searched
-                text = record.content if "content" in mistake else record.summary
-            if mistake != "record text not normalized":
+            if mistake in ("content_only", "summary_only"):
+                text = record.content if mistake == "content_only" else record.summary
+            if mistake != "not_normalized":
                 text = normalize_text(text)
             terms = extract_terms(text)
             matched = tuple(t for t in terms if t in query.terms)
-            if mistake == "substring matching instead of terms":
+            if mistake == "substring":
                 matched = tuple(t for t in query.terms if t in text)
-            if mistake == "matched_terms lists every query term" and matched:
+            if mistake == "all_query_terms" and matched:
                 matched = query.terms
             if matched:
                 captured = record.source.captured_at
-                if mistake != "captured_at left as text":
+                if mistake != "text_captured":
                     captured = parse_timestamp(captured, "captured_at")
-                if mistake == "the candidate holds a copy":
+                if mistake == "copy":
                     record = dataclasses.replace(record)
                 found.append(RecallCandidate(query.query_id, record, terms, matched, captured))
-        if mistake == "candidates sorted by memory_id":
+        if mistake == "sorted":
             found.sort(key=lambda c: c.record.memory_id)
-        searched = len(records) if mistake == "searched_records counts every record" else searched
-        searched = len(found) if mistake == "searched_records counts the candidates" else searched
+        searched = len(records) if mistake == "searched_all" else searched
+        searched = len(found) if mistake == "searched_candidates" else searched
         return CandidateSet(query.query_id, tuple(found), searched, retracted)
 
     return build
 
 
-# the worked examples' calls: (query, records)
+MISTAKES = (  # in the catalogue's order: among mistakes alike, the first wins
+    *("profiles", "every_kind", "retracted_searched", "substring", "not_normalized"),
+    *("content_only", "summary_only", "searched_all", "searched_candidates"),
+    *("retracted_uncounted", "all_query_terms", "copy", "text_captured", "no_scope", "sorted"),
+)
 _CHAPTER, _LAYERED, _SPEC = fx.chapter_records(), fx.make_query(fx.CHAPTER_QUERY), fx.RecordSpec
-_BACKEND = fx.make_query("backend engineer"), _CHAPTER
-_STRANGER = _SPEC("other-001", summary=("layered", "memory"))
-_OTHER = _LAYERED, _CHAPTER + fx.build_records((_STRANGER,), user_scope_for("someone-else"))
-_RETRACTION = _SPEC("retraction-001", "retraction", retracts="conversation-003")
-_RETRACTED = _LAYERED, _CHAPTER + fx.build_records((_RETRACTION,))
-_M1 = _SPEC("m1", summary=("memorylib", "release"))
+_STRANGER = fx.build_records(
+    (_SPEC("other-001", summary=("layered", "memory")),), user_scope_for("someone-else")
+)
+_RETRACTION = fx.build_records(
+    (_SPEC("retraction-001", "retraction", retracts="conversation-003"),)
+)
+_M1, _M9 = _SPEC("m1", summary=("memorylib", "release")), _SPEC("m9", summary=("cache",))
 _M2 = _SPEC("m2", summary=("Decision",), content=("MEMORY,", "layered"))
-_TERMS = fx.make_query("memory"), fx.build_records((_M1, _M2))
-_M9 = _SPEC("m9", summary=("cache",))
-_ORDER = fx.make_query("cache"), fx.build_records((_M9, _SPEC("m1", content=("cache",))))
-EXAMPLES = {  # a name a student recognises: the call's arguments
-    "the chapter's query '  LAYERED   Memory  ' searches 6 records and finds conversation-003": (
-        _LAYERED,
-        _CHAPTER,
-    ),
-    "the profile is never searched: 'backend engineer' (its words) finds nothing": _BACKEND,
-    "a record of another user is rejected with RemoteMemoryScopeError": _OTHER,
-    "a retracted conversation is not searched": _RETRACTED,
-    "terms, not substrings: 'memorylib' is not 'memory', 'MEMORY,' is": _TERMS,
-    "candidates keep the records' order (m9 was stored before m1)": _ORDER,
-}
+_EXAMPLES = {  # the calls: (query, records)
+    "chapter": (_LAYERED, _CHAPTER),
+    "profile": (fx.make_query("backend engineer"), _CHAPTER),
+    "stranger": (_LAYERED, _CHAPTER + _STRANGER),
+    "retracted": (_LAYERED, _CHAPTER + _RETRACTION),
+    "terms": (fx.make_query("memory"), fx.build_records((_M1, _M2))),
+    "order": (fx.make_query("cache"), fx.build_records((_M9, _SPEC("m1", content=("cache",))))),
+}  # fmt: skip
 BUILD_RECALL_CANDIDATES = ex.FunctionExercise(
     function="build_recall_candidates",
     reference=build_recall_candidates,
-    examples=named(EXAMPLES),
+    examples=named(lambda key: say(f"candidates.example.{key}"), _EXAMPLES),
     cases=_calls(),
     read=_read,
     show=_show,
     show_call=_show_call,
     refuses=(build_recall_candidates,),
-    error_hints=(
-        (
-            "required positional argument",
-            "RecallCandidate(query_id, record, searchable_terms, matched_terms, captured_at); "
-            "CandidateSet(query_id, candidates, searched_records, retracted_records).",
-        ),
-    ),
-    mistakes=catalogue(
-        """\
-profiles searched: Only CONVERSATION records take part in recall: a profile is injected at session
-  start, never a candidate (skip every other kind before counting it as searched).
-every kind searched: Only CONVERSATION records are searched: skip profiles and retraction records.
-retracted records still searched: A conversation named by a RETRACTION in the records is hidden:
-  collect the ids that retractions name (record.retracts), skip those records and count them in
-  retracted_records.
-substring matching instead of terms: Match TERMS, not substrings: 'memory' in 'memorylib' is True,
-  but memorylib is another term. Compare the query's terms with the record's terms.
-record text not normalized: Normalize the record's text before cutting its terms (normalize_text,
-  then extract_terms), exactly as the query was: 'Memory' must give the term 'memory'.
-only the content searched: Searchable terms come from summary + ' ' + content: the summary counts
-  too.
-only the summary searched: Searchable terms come from summary + ' ' + content: the content counts
-  too.
-searched_records counts every record: searched_records counts the conversation records examined
-  (not profiles, not retractions, not retracted records).
-searched_records counts the candidates: searched_records counts every conversation record
-  examined, matched or not; len(candidates) is candidate_records.
-retracted records not counted: Count the conversations a retraction hides in retracted_records
-  (CandidateSet's fourth field).
-matched_terms lists every query term: matched_terms are the query terms the record HAS (sorted),
-  not all of the query's.
-the candidate holds a copy: A candidate holds the stored record itself (record=record), never a
-  copy or a changed version.
-captured_at left as text: RecallCandidate.captured_at is a datetime:
-  parse_timestamp(record.source.captured_at, 'captured_at').
-no user_scope check: Check every record's user_scope against the query's first, and raise
-  RemoteMemoryScopeError on another user's record: recall must never read across users.
-candidates sorted by memory_id: Keep the candidates in the order the records came: ranking, not
-  this stage, decides the order.""",
-        _mistaken,
+    error_hints=(("required positional argument", say("candidates.error.arguments")),),
+    mistakes=mistakes(
+        lambda k: say(f"candidates.mistake.{k}"), {k: _mistaken(k) for k in MISTAKES}
     ),
 )
 
-# -- "Your turn": a quieter query ---------------------------------------------------------------
-
-QUIET_QUESTION = "how did we make the lock file work on windows"
+QUIET_QUESTION = "how did we make the lock file work on windows"  # the "Your turn"'s
 QUIET_TARGET = "mei-conv-067"  # "The store's lock file now works on Windows too."
 CACHE_TARGET = "mei-conv-035"  # the optional stretch: the result-cache record, in Chinese
-# The two-character Chinese words of mei-conv-035, cut by hand from its summary ("召回结果按
-# query 和 store 版本缓存，文件一追加缓存就失效。") and its content: the stretch counts these
-# among the shared terms, never a bigram across two words (果按, 本缓, 件一, 一追, 加缓, ...).
+# mei-conv-035's two-character Chinese words, cut by hand from its summary (召回结果按 query 和
+# store 版本缓存，文件一追加缓存就失效。) and content; never a bigram across two words (件一).
 CACHE_WORDS = frozenset(
     {"召回", "结果", "版本", "缓存", "文件", "追加", "失效"}  # in its summary
     | {"为了", "减少", "重复", "查询", "变化", "自动", "需要"}  # in its content only
@@ -248,63 +198,45 @@ CACHE_WORDS = frozenset(
 
 
 def check_quiet_query(answer: object) -> ex.CheckResult:
-    """A rewrite of ``QUIET_QUESTION``: ``QUIET_TARGET`` stays a candidate in Mei's store,
-    among at most 5, and shares at least two terms with the query."""
-    return _check_query(answer, QUIET_TARGET, 5, "your rewritten query (a str)")
+    """``QUIET_TARGET`` stays a candidate among at most 5, sharing two terms with the query."""
+    return _check_query(answer, QUIET_TARGET, 5, say("candidates.quiet.placeholder"))
 
 
 def check_cache_query(answer: object) -> ex.CheckResult:
-    """The optional stretch: ``CACHE_TARGET`` among at most 2, sharing at least two of
-    ``CACHE_WORDS`` (the record's own Chinese words) with the query."""
-    return _check_query(answer, CACHE_TARGET, 2, "your query (a str)", CACHE_WORDS)
+    """``CACHE_TARGET`` among at most 2, sharing two of ``CACHE_WORDS`` with the query."""
+    return _check_query(answer, CACHE_TARGET, 2, say("candidates.cache.placeholder"), CACHE_WORDS)
 
 
 def _check_query(
     answer: object, target: str, most: int, placeholder: str, words: frozenset[str] | None = None
 ) -> ex.CheckResult:
     def judge(text: str) -> ex.CheckResult:
-        records = course_records(COURSE_USERS[0])  # built once, then cached
-        scope, at = records[0].user_scope, COURSE_AS_OF  # a query of Mei's, at the course's clock
+        records = course_records(COURSE_USERS[0])  # Mei's, built once, at the course's clock
+        scope, at = records[0].user_scope, COURSE_AS_OF
         try:
             query = normalize_recall_query(
                 text, user_scope=scope, query_id="q-03-check", issued_at=at
             )
-        except RemoteMemoryError as error:
-            return ex.wrong(f"Stage 1 rejects that query: {type(error).__name__}: {error}")
+        except RemoteMemoryError as e:
+            return ex.wrong(say("candidates.query.rejected", error=type(e).__name__, message=e))
         found = build_recall_candidates(query, records)
         shared = {c.record.memory_id: c.matched_terms for c in found.candidates}.get(target)
         if shared is None:
-            return ex.wrong(
-                f"Not yet: {target} is no longer a candidate, so no later stage can rank it. "
-                "Keep words its summary or content holds (whole terms, not parts of words)."
-            )
+            return ex.wrong(say("candidates.query.lost", target=target))
         held = [t for t in shared if words is None or t in words]  # the terms that count
+        said = dict(target=target, shared=" | ".join(shared))
         if words is not None and len(held) < 2:
-            return ex.wrong(
-                f"Not yet: {target} shares {' | '.join(shared)} with your query; of these, its "
-                f"Chinese words: {' | '.join(held) or 'none'}. Keep at least 2 of its Chinese "
-                "words: two characters that straddle two words (件一 in 文件 | 一 | 追加) are not "
-                "a word, they are rare by accident."
-            )
+            held_words = " | ".join(held) or say("candidates.query.none")
+            return ex.wrong(say("candidates.query.straddles", held=held_words, **said))
         if len(shared) < 2:
-            return ex.wrong(
-                f"Not yet: {target} shares only {' | '.join(shared)} with your query. One word "
-                "is a lucky guess, not a rewritten question: keep at least two words the record "
-                "holds, and drop the ones that many records share."
-            )
-        if found.candidate_records > most:
+            return ex.wrong(say("candidates.query.one_word", **said))
+        if (count := found.candidate_records) > most:
             per_term = Counter(t for c in found.candidates for t in c.matched_terms)
             busiest = sorted(per_term.items(), key=lambda item: (-item[1], item[0]))[:3]
             noisy = ", ".join(f"{term!r} ({n})" for term, n in busiest)
-            return ex.wrong(
-                f"Not yet: {found.candidate_records} candidates (at most {most} wanted). The "
-                f"terms that bring in the most records: {noisy}."
-            )
-        return ex.right(
-            f"Right: {found.candidate_records} candidate(s) of {found.searched_records} "
-            f"searched, and {target} is one of them (it shares {' | '.join(shared)})."
-        )
+            return ex.wrong(say("candidates.query.too_many", count=count, most=most, noisy=noisy))
+        searched = found.searched_records
+        return ex.right(say("candidates.query.right", count=count, searched=searched, **said))
 
-    return ex.check_value(
-        answer, judge, placeholder=placeholder, kind=str, described="a str (a query)"
-    )
+    described = say("candidates.query.described")
+    return ex.check_value(answer, judge, placeholder=placeholder, kind=str, described=described)
