@@ -491,7 +491,7 @@ class _Check:
             return not isinstance(run.error, NotImplementedError) and run.agrees(theirs, exact=True)
 
         found = [m for m in self.exercise.mistakes if alike(m, call, got)]
-        if len(found) <= 1:
+        if len(found) < 2:
             return found[0] if found else None
         mine = [(e.call, self.run(self.student, e.call)) for e in self.exercise.examples]
         return max(found, key=lambda m: sum(alike(m, case, run) for case, run in mine))
@@ -586,15 +586,8 @@ def check_function(
     try:
         for number, example in enumerate(exercise.examples):
             expected, got = runs = check.runs(example.call)
-            if (
-                number == 0
-                and got.error is None is got.raw
-                and (expected.raw, expected.error)
-                != (
-                    None,
-                    None,
-                )
-            ):
+            something = (expected.raw, expected.error) != (None, None)  # from the reference
+            if number == 0 and got.error is None is got.raw and something:
                 return not_answered(say("function.none", name=check.name))
             if not expected.agrees(got):
                 return check.report(example.call, runs, "named", example.name)
