@@ -1,11 +1,5 @@
-"""What every course notebook shares: one set-up, one chart style, stable output.
-
-``setup_notebook()`` is each notebook's first code cell: inline PNG charts in one style,
-pandas showing 6 decimals. Also here: styled tables with a fixed id and a text form
-(``styled_table``), chart fonts (``chart_fonts``), a figure as PNG bytes (``figure_png``),
-the pipeline banner, a call's typed outcome (``typed_attempt``), the temporary
-``Workspace`` every store lives in, and the course's order with its one navigation line.
-"""
+"""What every notebook shares: the set-up cell, chart fonts, styled tables, typed outcomes,
+the temporary ``Workspace`` every store lives in, and the course order with its navigation."""
 
 from __future__ import annotations
 
@@ -15,7 +9,7 @@ import os
 import tempfile
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -27,6 +21,7 @@ from matplotlib import font_manager
 from matplotlib.figure import Figure
 
 from memorylib.errors import RemoteMemoryError
+from memorylib.notebook.messages import say
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -35,26 +30,19 @@ PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 # Chart fonts, by preference: matplotlib draws each character with the first installed
 # family that has it (DejaVu Sans ships with matplotlib; a CJK family would go first).
 CHART_FONTS: tuple[str, ...] = ("DejaVu Sans",)
-NO_ERROR = "no error"
+NO_ERROR = say("common.no_error")
 
 
 def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
-    """Inline PNG figures in the course's one chart style (size, dpi, the ``fonts`` every
-    chart uses); pandas shows 6 decimals (the contract's rounding)."""
+    """Inline PNG charts in the course's one style, drawn with ``fonts``; pandas shows 6
+    decimals (the contract's rounding)."""
     os.environ.pop("MPLBACKEND", None)
-    try:
+    with suppress(ImportError, NotImplementedError):  # plain Python, or a test's bare shell
         from IPython import get_ipython
 
-        shell = get_ipython()
-    except ImportError:  # plain Python: nothing to configure for display
-        shell = None
-    if shell is not None:
-        try:
+        if (shell := get_ipython()) is not None:
             shell.run_line_magic("matplotlib", "inline")
-        except NotImplementedError:  # a bare InteractiveShell (a test's) shows no figures
-            shell = None
-    if shell is not None:
-        shell.run_line_magic("config", "InlineBackend.figure_formats = ['png']")
+            shell.run_line_magic("config", "InlineBackend.figure_formats = ['png']")
     plt.style.use("default")
     matplotlib.rcParams.update(
         {
@@ -68,15 +56,13 @@ def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
             "font.family": list(fonts),
         }
     )
-    pd.set_option("display.precision", 6)
-    pd.set_option("display.max_colwidth", 80)
-    pd.set_option("display.width", 120)
+    pd.set_option("display.precision", 6, "display.max_colwidth", 80, "display.width", 120)
 
 
 def pipeline_banner(stage: str) -> str:
     """normalize -> candidate -> ... with ``stage`` in [brackets]."""
     if stage not in PIPELINE:
-        raise ValueError(f"stage must be one of {PIPELINE}, got {stage!r}")
+        raise ValueError(say("common.stage", stages=PIPELINE, stage=stage))
     return " -> ".join(f"[{s}]" if s == stage else s for s in PIPELINE)
 
 
@@ -90,19 +76,15 @@ def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | No
 
 
 class StyledTable:
-    """A Styler's HTML, and its frame as ``text/plain`` (a bare Styler stores ``<pandas...
-    Styler at 0x...>``: useless outside a browser, and different on every run)."""
+    """A Styler's HTML, with its frame as ``text/plain`` (a bare Styler's is its address)."""
 
     def __init__(self, styler: Any) -> None:
         self.styler = styler
-
-    @property
-    def data(self) -> pd.DataFrame:
-        return self.styler.data
+        self.data: pd.DataFrame = styler.data
 
     @property
     def text(self) -> str:
-        return self.styler.data.to_string(
+        return self.data.to_string(
             index=not all(getattr(self.styler, "hide_index_", [False])),
             max_colwidth=pd.get_option("display.max_colwidth"),
             line_width=pd.get_option("display.width"),
@@ -126,19 +108,17 @@ def styled_table(
 
 
 def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
-    """(error type name, message) of memorylib's typed error, or ("no error", str(result));
+    """(error type name, message) of memorylib's typed error, or (``NO_ERROR``, the result);
     any other exception is a bug and propagates."""
     try:
-        value = action()
+        return NO_ERROR, str(action())
     except RemoteMemoryError as exc:
         return type(exc).__name__, str(exc)
-    return NO_ERROR, str(value)
 
 
 def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
     """A predicted outcome as checkers compare it: an exception class as its name, a str
-    stripped, None for "no error" ("", "none", "no error", any case, or one of
-    ``no_error``); anything else unchanged."""
+    stripped, None for "no error" (also "", "none", any case, or one of ``no_error``)."""
     if isinstance(value, type) and issubclass(value, BaseException):
         return value.__name__
     if isinstance(value, str):
@@ -149,8 +129,8 @@ def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
 
 @contextmanager
 def chart_fonts() -> Iterator[None]:
-    """Draw with only the installed families of ``rcParams["font.family"]``: a missing one
-    makes matplotlib log "findfont: ..." into the output for every text."""
+    """Draw with only the installed families of ``rcParams["font.family"]`` (a missing one
+    makes matplotlib log "findfont: ..." into the output for every text)."""
     installed = {entry.name for entry in font_manager.fontManager.ttflist}
     families = [
         family
@@ -206,61 +186,48 @@ class Workspace:
 
 @dataclass(frozen=True)
 class CourseNotebook:
-    """A notebook: its file name without ``.ipynb``, and its label (its ``# NN · Title``
-    heading up to the colon; the index is "Index")."""
+    """A notebook: its file name without ``.ipynb``; its label is in the catalogue."""
 
     stem: str
-    label: str
+
+    @property
+    def label(self) -> str:
+        """Its ``# NN · Title`` heading up to the colon ("Index" for the index)."""
+        return say(f"common.course.{self.stem}")
 
     @property
     def file(self) -> str:
         return f"{self.stem}.ipynb"
 
 
-# The course in reading order: a new notebook goes here, and its neighbours' navigation
-# lines become ``navigation_line(...)`` (tests check both).
-COURSE: tuple[CourseNotebook, ...] = tuple(
-    CourseNotebook(stem, label)
-    for stem, label in (
-        ("00_index", "Index"),
-        ("01_stored_records", "01 · Stored records"),
-        ("02_normalize", "02 · Normalize"),
-        ("03_candidates", "03 · Candidates"),
-        ("04_scoring", "04 · Score"),
-        ("05_stable_rank", "05 · Stable rank"),
-        ("06_render", "06 · Render"),
-        ("06b_profile", "06b · Profile"),
-        ("06c_capstone", "06c · Capstone"),
-        ("07_failures_and_recovery", "07 · Failures and recovery"),
-        ("07b_retraction", "07b · Retraction"),
-        ("08_query_playground", "08 · Query playground"),
-        ("09_live_agent", "09 · Live agent"),
-        ("10_beyond_the_teaching_ranker", "10 · Beyond the teaching ranker"),
-        ("11_from_file_to_service", "11 · From file to service"),
-    )
+# The course in reading order: a new notebook goes here (and its label into the catalogue),
+# and its neighbours' navigation lines become ``navigation_line(...)`` (tests check both).
+_ORDER = (
+    "00_index 01_stored_records 02_normalize 03_candidates 04_scoring 05_stable_rank 06_render "
+    "06b_profile 06c_capstone 07_failures_and_recovery 07b_retraction 08_query_playground "
+    "09_live_agent 10_beyond_the_teaching_ranker 11_from_file_to_service"
 )
+COURSE: tuple[CourseNotebook, ...] = tuple(map(CourseNotebook, _ORDER.split()))
 
 
 def course_notebook(stem: str) -> CourseNotebook:
     """The ``COURSE`` entry of ``stem``."""
-    for notebook in COURSE:
-        if notebook.stem == stem:
-            return notebook
-    raise ValueError(f"{stem!r} is not in COURSE: {[n.stem for n in COURSE]}")
+    if CourseNotebook(stem) not in COURSE:
+        raise ValueError(say("common.not_in_course", stem=stem, stems=[n.stem for n in COURSE]))
+    return CourseNotebook(stem)
 
 
 def navigation_line(stem: str) -> str:
-    """``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``: the
-    line under a notebook's title and its last line. The index has no previous part and
-    shows "Index" unlinked; the notebook after it links the index once, as its previous
-    part; the last notebook has no next part."""
+    """``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``, under a
+    notebook's title and as its last line; the index shows "Index" unlinked and has no
+    previous part, the notebook after it links the index once, the last has no next part."""
     position = COURSE.index(course_notebook(stem))
-    parts = []
+    index, parts = COURSE[0], []
     if position > 0:
         previous = COURSE[position - 1]
         parts.append(f"← [{previous.label}]({previous.file})")
     if position != 1:
-        parts.append("Index" if position == 0 else f"[Index]({COURSE[0].file})")
+        parts.append(index.label if position == 0 else f"[{index.label}]({index.file})")
     if position < len(COURSE) - 1:
         following = COURSE[position + 1]
         parts.append(f"[{following.label}]({following.file}) →")

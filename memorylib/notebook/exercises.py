@@ -1,14 +1,12 @@
 """The course's one exercise engine: every "Your turn" is checked here.
 
-A check returns a ``CheckResult``: not answered (the committed ``...``, or a template still
-raising ``NotImplementedError``), wrong with a hint, or right; printed, one line starting ⏳,
-❌ or ✅, and as a cell's value a small HTML box. ``check_value(answer, judge, placeholder=)``
-checks a typed value (``judge`` returns ``right(...)`` or ``wrong(hint)``; an ``expect_*``
-parser that rejects the answer ends the check). ``check_function(FunctionExercise(...),
-answer)`` runs the student's function against the reference on named worked examples, then
-on cases a hypothesis strategy generates (seeded; the first disagreement shrunk to the
-smallest); results agree when ``same`` (floats within ``TOLERANCE``); a catalogued
-``Mistake`` that does what the student's function does gives its hint. ``Question``: a quiz.
+A check returns a ``CheckResult``: ⏳ not answered (the committed ``...``, or a template still
+raising ``NotImplementedError``), ❌ wrong with a hint, or ✅ right (as a cell's value, an HTML
+box). ``check_value`` checks a typed value: ``judge`` returns ``right`` or ``wrong``, and an
+``expect_*`` parser that rejects the answer ends the check. ``check_function`` runs the
+student's function against the reference on named worked examples, then on cases a seeded
+hypothesis strategy generates, the first disagreement shrunk to the smallest; a catalogued
+``Mistake`` that does the same gives its hint. ``Question`` is a quiz question.
 """
 
 from __future__ import annotations
@@ -46,11 +44,8 @@ DEADLINE_SECONDS = 10.0  # a function slower than this over all generated cases 
 
 
 def say(key: str, **values: Any) -> str:
-    """The engine's sentence ``key`` (in ``catalogue/<language>/engine.txt``), filled in."""
+    """The engine's sentence ``key`` (``catalogue/<language>/engine.txt``), filled in."""
     return messages.say(f"engine.{key}", **values)
-
-
-# -- results ------------------------------------------------------------------------------------
 
 
 class Verdict(StrEnum):
@@ -65,8 +60,7 @@ _COLOURS = {Verdict.NOT_ANSWERED: "#8a6d00", Verdict.WRONG: "#a61b1b", Verdict.R
 
 @dataclass(frozen=True)
 class Counterexample:
-    """An input on which the two functions disagree: ``stage`` "named" or "generated", the
-    call shown as ``example``, and the two results."""
+    """An input (``stage`` "named" or "generated") on which the two functions disagree."""
 
     stage: str
     example: str
@@ -97,8 +91,7 @@ class CheckResult:
 
     @property
     def text(self) -> str:
-        """The marked message, then each detail and the counterexample's lines, indented (a
-        value of several lines continues under its label)."""
+        """The marked message, then the details and the counterexample, indented."""
         lines = [f"{self.mark} {self.message}", *self.details]
         if self.counterexample is not None:
             (label, value), *rest = self.counterexample.rows()
@@ -117,8 +110,7 @@ class CheckResult:
         printer.text(self.text)
 
     def _repr_html_(self) -> str:
-        """The same words as HTML, escaped (an answer may contain markup)."""
-        colour, esc = _COLOURS[self.verdict], html.escape
+        colour, esc = _COLOURS[self.verdict], html.escape  # an answer may contain markup
         items = "".join(f"<li>{esc(line)}</li>" for line in self.details)
         rows = self.counterexample.rows() if self.counterexample else ()
         table = "".join(
@@ -162,9 +154,6 @@ def _not_a(described: str, value: object) -> NoReturn:
     raise _Stop(wrong(say("type", described=described, kind=type(value).__name__)))
 
 
-# -- value exercises ----------------------------------------------------------------------------
-
-
 def check_value(
     answer: object,
     judge: Callable[[Any], CheckResult],
@@ -173,8 +162,8 @@ def check_value(
     kind: type | None = None,
     described: str = "",
 ) -> CheckResult:
-    """``...`` (or None) is not answered; an answer that is not a ``kind`` (when given; a
-    bool is no int) is wrong; otherwise ``judge(answer)`` decides."""
+    """``...`` (or None) is not answered, an answer that is not a ``kind`` (a bool is no int)
+    is wrong; otherwise ``judge(answer)`` decides."""
     if answer is Ellipsis or answer is None:
         return not_answered(say("placeholder", placeholder=placeholder))
     try:
@@ -197,7 +186,7 @@ def expect_sequence(answer: object, described: str, *, item: type[T]) -> tuple[T
 
 def expect_labels(answer: object, labels: Iterable[str], described: str) -> dict[str, object]:
     """A mapping with a value for every label; one missing or still ``...`` leaves the whole
-    answer not answered ("Not answered yet for B, C.")."""
+    answer not answered."""
     if not isinstance(answer, Mapping):
         _not_a(described, answer)
     wanted = list(labels)
@@ -226,10 +215,8 @@ def grade_labels(
 
 @dataclass(frozen=True)
 class Question:
-    """A quiz question: multiple choice when ``choices`` are given (answered "A", "B", ...),
-    else a short answer. ``accepted`` holds the right labels or every accepted form
-    (compared after NFKC, casefold and whitespace folding); ``hints`` per wrong choice,
-    ``hint`` the default one."""
+    """A quiz question: multiple choice ("A", "B", ...) when ``choices`` are given, else a
+    short answer; ``accepted``: the right labels or every accepted form (compared folded)."""
 
     prompt: str
     accepted: tuple[str, ...]
@@ -251,7 +238,7 @@ class Question:
         if answer is Ellipsis or answer is None:
             return not_answered(say("quiz.choose", choices=labels) if labels else say("quiz.write"))
         if not isinstance(answer, str):
-            return wrong(say("type", described="a str", kind=type(answer).__name__))
+            return wrong(say("type", described=say("quiz.str"), kind=type(answer).__name__))
         given, accepted = normalize_text(answer), {normalize_text(a) for a in self.accepted}
         if self.choices:
             given, accepted = given.upper(), {label.upper() for label in self.accepted}
@@ -260,9 +247,6 @@ class Question:
         if given in accepted:
             return right(say("quiz.right", why=self.why))
         return wrong(say("quiz.wrong", hint=self.hints.get(given, self.hint)))
-
-
-# -- function exercises -------------------------------------------------------------------------
 
 
 class Call:
@@ -316,14 +300,11 @@ def shown(value: Any) -> str:
 
 @dataclass(frozen=True)
 class FunctionExercise:
-    """One function a student writes, checked against ``reference`` on the named
-    ``examples``, then on the ``Call``s the strategy ``cases`` generates.
-
-    ``read(result, call)`` keeps what the contract fixes (raising ``Malformed`` for a result
-    of the wrong shape); ``show`` and ``show_call`` put a value and a call in plain words;
-    ``error_hints`` pair a piece of "ErrorType: message" with its hint; ``refuses`` are
-    functions the student's must not enter (the reference itself, typically).
-    """
+    """A function a student writes, checked against ``reference`` on ``examples`` and on the
+    ``Call``s that ``cases`` generates. ``read`` keeps what the contract fixes (raising
+    ``Malformed`` for the wrong shape); ``show``/``show_call`` put a value and a call in words;
+    ``error_hints`` pair a piece of "ErrorType: message" with a hint; ``refuses``: functions
+    the student's must not enter (the reference itself, typically)."""
 
     function: str
     reference: Callable[..., Any]
@@ -338,17 +319,14 @@ class FunctionExercise:
     generated: int = 150
 
 
-# -- the one comparison -------------------------------------------------------------------------
-
-
 def within(expected: float, got: float) -> bool:
     """The one float rule: ``TOLERANCE`` apart at most, plus ``FLOAT_NOISE``."""
     return abs(expected - got) <= TOLERANCE + FLOAT_NOISE
 
 
 def same(expected: Any, got: Any) -> bool:
-    """Equal, with numbers ``within`` the tolerance when either is a float, inside tuples,
-    lists, mappings and dataclasses too (a list is not a tuple; a bool is not a number)."""
+    """Equal, numbers ``within`` the tolerance when either is a float, inside tuples, lists,
+    mappings and dataclasses too (a list is not a tuple; a bool is not a number)."""
     return not _differences(expected, got, limit=1)
 
 
@@ -360,7 +338,7 @@ def _fields(value: Any) -> Mapping[Any, Any] | None:
 
 def _differences(expected: Any, got: Any, path: str = "", *, limit: int = 3) -> list[str]:
     """Up to ``limit`` lines "path: the contract has X, yours Y", innermost parts first."""
-    where = path.lstrip(".") or "the result"
+    where, parts = path.lstrip(".") or say("difference.whole"), None
     numbers = [isinstance(v, int | float) and not isinstance(v, bool) for v in (expected, got)]
     kind = type(expected) is type(got)
     if all(numbers) and isinstance(expected + got, float):
@@ -370,31 +348,23 @@ def _differences(expected: Any, got: Any, path: str = "", *, limit: int = 3) -> 
         if len(got) != len(expected):
             return [say("difference.size", path=where, expected=len(expected), got=len(got))]
         parts = [(f"[{n}]", a, b) for n, (a, b) in enumerate(zip(expected, got, strict=True))]
-        return _inner(parts, path, limit)
     elif kind and (mine := _fields(expected)) is not None:
         theirs = _fields(got)
         if theirs is not None and set(mine) == set(theirs):
             steps = [
                 f".{k}" if isinstance(k, str) and k.isidentifier() else f"[{k!r}]" for k in mine
             ]
-            return _inner(
-                list(zip(steps, mine.values(), [theirs[k] for k in mine], strict=True)), path, limit
-            )
+            parts = list(zip(steps, mine.values(), [theirs[k] for k in mine], strict=True))
     elif kind and expected == got:
         return []
-    return [say("difference", path=where, expected=shown(expected), got=shown(got))]
-
-
-def _inner(parts: list[tuple[str, Any, Any]], path: str, limit: int) -> list[str]:
+    if parts is None:
+        return [say("difference", path=where, expected=shown(expected), got=shown(got))]
     found: list[str] = []
     for step, a, b in parts:
         found += _differences(a, b, path + step, limit=limit - len(found))
         if len(found) >= limit:
             break
     return found
-
-
-# -- function exercises: running ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -435,12 +405,13 @@ def line_in(exc: BaseException, filename: str) -> str | None:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
     if not frames:
         return None
-    source = (frames[-1].line or "").strip()
-    return f"line {frames[-1].lineno}, in {frames[-1].name}" + (f": {source}" if source else "")
+    frame, source = frames[-1], (frames[-1].line or "").strip()
+    where = say("line", number=frame.lineno, name=frame.name)
+    return say("line.code", where=where, code=source) if source else where
 
 
 def call_line(exc: BaseException, function: Callable[..., Any]) -> str | None:
-    """ "line N, in f: <code>" for the deepest frame of the student's own code, if any."""
+    """``line_in`` the file of the student's own ``function``, if it has one."""
     code = getattr(function, "__code__", None)
     return None if code is None else line_in(exc, code.co_filename)
 
@@ -450,10 +421,9 @@ _CACHES: tempfile.TemporaryDirectory[str] | None = None  # hypothesis's, removed
 
 @contextlib.contextmanager
 def _isolated() -> Iterator[None]:
-    """Hypothesis as the checks run it: its caches in a temporary folder (no ``.hypothesis/``
-    in the notebooks folder), and none of the constants it reads from every local module's
-    source (the cases would depend on what the kernel has imported). ``providers`` is
-    private API, pinned by constraints.txt."""
+    """Hypothesis with its caches in a temporary folder (no ``.hypothesis/`` by the notebooks)
+    and without the constants it reads from every local module's source (the cases would
+    depend on what the kernel imported). ``providers`` is private API, pinned in constraints.txt."""
     global _CACHES
     _CACHES = _CACHES or tempfile.TemporaryDirectory(prefix="memorylib-hypothesis-")
     home = configuration.storage_directory(intent_to_write=False).home_directory
@@ -479,8 +449,8 @@ class _Check:
 
     def run(self, function: Callable[..., Any], call: Call, mine: bool = False) -> _Run:
         """One call. For the student's (``mine``), a ``NotImplementedError`` ends the check as
-        not answered, and entering one of ``refuses`` (whatever the call then does) as
-        wrong: a profile hook watches (a profiler already set is put back)."""
+        not answered, and entering one of ``refuses`` as wrong (a profile hook watches; a
+        profiler already set is put back)."""
         codes = {f.__code__: f.__name__ for f in self.exercise.refuses if hasattr(f, "__code__")}
         entered: list[str] = []
 
@@ -488,15 +458,15 @@ class _Check:
             if event == "call" and not entered and frame.f_code in codes:
                 entered.append(codes[frame.f_code])
 
-        previous = sys.getprofile()
-        if mine and codes:
+        previous, watching = sys.getprofile(), mine and codes
+        if watching:
             sys.setprofile(watch)
         try:
             raw, error = call(function), None
         except Exception as exc:  # the student's bug is data here, never a traceback
             raw, error = None, exc
         finally:
-            if mine and codes:
+            if watching:
                 sys.setprofile(previous)
         if mine and isinstance(error, NotImplementedError):
             raise _Stop(not_answered(say("function.template", name=self.name)))
@@ -521,7 +491,7 @@ class _Check:
             return not isinstance(run.error, NotImplementedError) and run.agrees(theirs, exact=True)
 
         found = [m for m in self.exercise.mistakes if alike(m, call, got)]
-        if len(found) <= 1:
+        if len(found) < 2:
             return found[0] if found else None
         mine = [(e.call, self.run(self.student, e.call)) for e in self.exercise.examples]
         return max(found, key=lambda m: sum(alike(m, case, run) for case, run in mine))
@@ -529,6 +499,7 @@ class _Check:
     def report(self, call: Call, runs: tuple[_Run, _Run], stage: str, example: str) -> CheckResult:
         (expected, got), exercise, name = runs, self.exercise, self.name
         shown_call = exercise.show_call(name, call)
+        raised = None if expected.error is None else type(expected.error).__name__
         if got.error is not None:
             shown_got = say("got.raised", error=_error_text(got.error))
         elif got.problem is not None:
@@ -540,19 +511,15 @@ class _Check:
             stage,
             f"{example}: {shown_call}" if example else shown_call,
             exercise.show(expected.value)
-            if expected.error is None
-            else say(
-                "expected.raises", error=type(expected.error).__name__, message=expected.error
-            ),
+            if raised is None
+            else say("expected.raises", error=raised, message=expected.error),
             shown_got,
         )
         if got.error is not None:
-            line = call_line(got.error, self.student)
-            error = _error_text(got.error)
-            if expected.error is not None:
-                contract = type(expected.error).__name__
+            error, line = _error_text(got.error), call_line(got.error, self.student)
+            if raised is not None:
                 got_type = type(got.error).__name__
-                message = say("function.raised_other", name=name, got=got_type, expected=contract)
+                message = say("function.raised_other", name=name, got=got_type, expected=raised)
             else:
                 message = say("function.raised", name=name, error=error)
             hints = [hint for piece, hint in exercise.error_hints if piece in error]
@@ -562,14 +529,13 @@ class _Check:
             message = say("function.mistake", mistake=mistake.name, hint=mistake.hint)
         elif got.problem is not None:
             message = say("function.malformed", problem=got.problem)
-        elif expected.error is not None:
-            message = say("function.accepts", expected=type(expected.error).__name__, name=name)
+        elif raised is not None:
+            message = say("function.accepts", expected=raised, name=name)
         else:
             message = say("function.differs", name=name)
-        details = []
         container = _fields(expected.value) is not None or isinstance(expected.value, list | tuple)
-        if expected.error is None and got.problem is None and container:  # where, inside it
-            details = _differences(expected.value, got.value)
+        inside = raised is None and got.problem is None and container  # where, inside it
+        details = _differences(expected.value, got.value) if inside else []
         return wrong(message, details, counterexample=where)
 
     def search(self) -> tuple[Call | None, int]:
@@ -620,11 +586,8 @@ def check_function(
     try:
         for number, example in enumerate(exercise.examples):
             expected, got = runs = check.runs(example.call)
-            if (
-                number == 0
-                and got.error is None is got.raw
-                and (expected.raw, expected.error) != (None, None)
-            ):
+            something = (expected.raw, expected.error) != (None, None)  # from the reference
+            if number == 0 and got.error is None is got.raw and something:
                 return not_answered(say("function.none", name=check.name))
             if not expected.agrees(got):
                 return check.report(example.call, runs, "named", example.name)

@@ -1,12 +1,10 @@
 """Every sentence the course's helpers write, one catalogue per language.
 
-A catalogue is a folder ``catalogue/<language>/`` of text files, one per topic
-(``engine.txt``, ``scoring.txt``, ...). Each line is ``key: text``; a line indented by two
-spaces continues the text after a space, one indented by ``  |`` (then one space) after a line
-break; a line starting with ``#`` is a comment. ``{name}`` places are filled by
-``str.format``, so a brace is written ``{{``. ``say("scoring.exp.hint")`` is the entry
-``exp.hint`` of ``scoring.txt`` in the current language. English is the default; a key missing
-from a catalogue is an error, never a silent fall-back to another language.
+``catalogue/<language>/<topic>.txt`` holds ``key: text`` lines; a line indented by two spaces
+continues the text after a space, one indented by ``  |`` (then a space) after a line break;
+``#`` starts a comment. ``say("scoring.exp.hint", **values)`` is the entry ``exp.hint`` of
+``scoring.txt`` in the current language, filled by ``str.format`` (a brace is ``{{``). A key
+missing from a catalogue is an error, never a fall-back to another language.
 """
 
 from __future__ import annotations

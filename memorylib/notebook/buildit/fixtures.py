@@ -1,8 +1,6 @@
-"""Records for the stage exercises: the chapter's teaching records, and small stores
-described by ``RecordSpec``s (the strategies draw specs; hypothesis shrinks them). Records
-are made by ``new_memory`` / ``new_retraction``, as ``store.append`` and ``store.retract``
-make them, so each is one a real store could hold. Nothing here touches a file.
-"""
+"""Records for the stage exercises: the chapter's teaching records, and small stores described
+by ``RecordSpec``s (strategies draw specs, hypothesis shrinks them), made by ``new_memory`` /
+``new_retraction`` as a real store makes them. Nothing here touches a file."""
 
 from __future__ import annotations
 
@@ -10,10 +8,12 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from hypothesis import strategies as st
 
 from memorylib.interface import new_memory, new_retraction, user_scope_for
+from memorylib.notebook.messages import say
 from memorylib.query import normalize_recall_query
 from memorylib.records import MemoryKind, MemorySource, RecallQuery, StoredMemory
 from memorylib.seed import TEACHING_RECORDS
@@ -22,11 +22,6 @@ from memorylib.timestamps import TEACHING_AS_OF, format_timestamp, parse_timesta
 CHAPTER_QUERY = "  LAYERED   Memory  "
 CHAPTER_SCOPE = user_scope_for("local-user")
 _CLOCK = parse_timestamp(TEACHING_AS_OF, "as_of")  # conversation-003 is one day old
-
-
-def _at(days_before: float) -> str:
-    """The canonical timestamp ``days_before`` days before the teaching clock."""
-    return format_timestamp(_CLOCK - timedelta(days=days_before))
 
 
 @functools.cache
@@ -46,48 +41,35 @@ def make_query(
 
 @dataclass(frozen=True)
 class RecordSpec:
-    """What a generated record is made of; ``build_records`` turns specs into records."""
+    """What a generated record is made of (``kind``: conversation, profile or retraction)."""
 
     memory_id: str
-    kind: str = "conversation"  # "conversation", "profile" or "retraction"
+    kind: str = "conversation"
     summary: tuple[str, ...] = ("memory",)
     content: tuple[str, ...] = ("note",)
-    captured_days_before: float = 1.0
+    captured_days_before: float = 1.0  # before the teaching clock
     stored_lag_days: float = 0.0  # stored_at = captured_at + lag
     retracts: str | None = None
     source_id: str | None = None
 
-
-def _record(spec: RecordSpec, scope: str) -> StoredMemory:
-    captured = _at(spec.captured_days_before)
-    stored = _at(spec.captured_days_before - spec.stored_lag_days)
-    source = MemorySource(
-        spec.source_id or f"src-{spec.memory_id}", "conversation_transcript", "a note", captured
-    )
-    if spec.kind == "retraction":
-        return new_retraction(
-            user_scope=scope,
-            memory_id=spec.retracts or "nothing",
-            reason="withdrawn",
-            source=source,
-            retraction_id=spec.memory_id,
-            stored_at=stored,
-        )
-    return new_memory(
-        user_scope=scope,
-        kind=MemoryKind(spec.kind),
-        memory_id=spec.memory_id,
-        summary=" ".join(spec.summary),
-        content=" ".join(spec.content),
-        source=source,
-        stored_at=stored,
-    )
+    def record(self, scope: str) -> StoredMemory:
+        days = self.captured_days_before
+        captured = format_timestamp(_CLOCK - timedelta(days=days))
+        stored = format_timestamp(_CLOCK - timedelta(days=days - self.stored_lag_days))
+        source_id = self.source_id or f"src-{self.memory_id}"
+        source = MemorySource(source_id, "conversation_transcript", "a note", captured)
+        at: dict[str, Any] = dict(user_scope=scope, source=source, stored_at=stored)
+        if self.kind == "retraction":
+            hidden, own = self.retracts or "nothing", self.memory_id
+            return new_retraction(memory_id=hidden, reason="withdrawn", retraction_id=own, **at)
+        texts = dict(summary=" ".join(self.summary), content=" ".join(self.content))
+        return new_memory(kind=MemoryKind(self.kind), memory_id=self.memory_id, **texts, **at)
 
 
 def build_records(
     specs: tuple[RecordSpec, ...], scope: str = CHAPTER_SCOPE
 ) -> tuple[StoredMemory, ...]:
-    return tuple(_record(spec, scope) for spec in specs)
+    return tuple(spec.record(scope) for spec in specs)
 
 
 def words(choices: Sequence[str], *, most: int = 3) -> st.SearchStrategy[tuple[str, ...]]:
@@ -101,20 +83,17 @@ def memory_ids(count: int) -> st.SearchStrategy[list[str]]:
 
 
 def show_records(records: tuple[StoredMemory, ...]) -> str:
-    """One line per record: id, kind, summary and content (or what a retraction hides)."""
+    """One line per record (the chapter's store, first, named but not listed)."""
     chapter, lines = chapter_records(), []
-    if records[: len(chapter)] == chapter:  # the chapter's store: named, not listed
-        lines.append(
-            "the chapter's 7 teaching records (profile-001, conversation-001 … conversation-006)"
-        )
+    if records[: len(chapter)] == chapter:
+        lines.append(say("fixtures.chapter"))
         records = records[len(chapter) :]
-    for record in records:
-        if record.kind is MemoryKind.RETRACTION:
-            lines.append(f"{record.memory_id}: retraction of {record.retracts}")
+    for r in records:
+        if r.kind is MemoryKind.RETRACTION:
+            lines.append(say("fixtures.retraction", memory_id=r.memory_id, retracts=r.retracts))
             continue
-        scope = f", user_scope {record.user_scope}" if record.user_scope != CHAPTER_SCOPE else ""
-        lines.append(
-            f"{record.memory_id}: {record.kind.value}, summary {record.summary!r}, "
-            f"content {record.content!r}, captured {record.source.captured_at}{scope}"
-        )
-    return "\n".join(lines) or "no records"
+        scope = say("fixtures.scope", scope=r.user_scope) if r.user_scope != CHAPTER_SCOPE else ""
+        captured, kind = r.source.captured_at, r.kind.value
+        values = dict(summary=r.summary, content=r.content, captured=captured, scope=scope)
+        lines.append(say("fixtures.memory", memory_id=r.memory_id, kind=kind, **values))
+    return "\n".join(lines) or say("fixtures.none")

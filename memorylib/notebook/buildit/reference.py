@@ -1,9 +1,5 @@
-"""The reference, shown after an attempt: the real source of a stage, closed by default.
-
-``reference_source(stage)`` holds the ``inspect.getsource`` of the library's stage
-functions (with their helpers, in file order) after what they read from elsewhere, each
-block under a comment naming its file, so no memorylib name the code uses is left unseen.
-As a cell's value it is a closed HTML ``<details>``; its text form only names what it holds.
+"""The reference shown after an attempt: the real source of a stage (its functions, after
+what they read from elsewhere, each block under a comment naming its file), closed.
 """
 
 from __future__ import annotations
@@ -16,22 +12,22 @@ from types import ModuleType
 from typing import Any
 
 from memorylib import candidates, checks, query, ranking, render, scoring, timestamps
+from memorylib.notebook.messages import say
 
-# stage -> (its module, the functions that make it in file order, then its MAIN one; the first
+# stage -> (its module, the functions that make it in file order, its MAIN one last; the first
 # of normalize's is main too). Named, not imported: a test checks every name resolves.
 REFERENCE_FUNCTIONS: dict[str, tuple[ModuleType, str]] = {
-    "normalize": (query, "normalize_text is_cjk is_word_char char_class term_occurrences"),
-    "candidate": (candidates, "record_term_counts searchable_terms retracted_ids"),
-    "score": (scoring, "recency_score"),
-    "stable rank": (ranking, "rank_key hit_from"),
-    "render": (render, "escape_xml _element _score_attributes _match_lines"),
-}
-MAIN = {
-    "normalize": "extract_terms",
-    "candidate": "build_recall_candidates",
-    "score": "score_recall_candidate",
-    "stable rank": "stable_rank_recall_candidates",
-    "render": "render_recall_context",
+    "normalize": (
+        query,
+        "normalize_text is_cjk is_word_char char_class term_occurrences extract_terms",
+    ),
+    "candidate": (
+        candidates,
+        "record_term_counts searchable_terms retracted_ids build_recall_candidates",
+    ),
+    "score": (scoring, "recency_score score_recall_candidate"),
+    "stable rank": (ranking, "rank_key hit_from stable_rank_recall_candidates"),
+    "render": (render, "escape_xml _element _score_attributes _match_lines render_recall_context"),
 }
 # stage -> what its functions read that is not one of them (a function, or a module-level
 # constant), shown first; what those read in turn only where it is a constant.
@@ -64,25 +60,23 @@ class ReferenceSource:
     def title(self) -> str:
         first = self.functions[:1] if self.stage == "normalize" else ()  # normalize_text
         main = (*first, self.functions[-1])
-        helpers = len(self.functions) - len(main)
-        extra = f", with {helpers} helper{'s' if helpers > 1 else ''}" if helpers else ""
-        read = f", and what they read: {'; '.join(self.reads)}" if self.reads else ""
-        return f"See the reference: {', '.join(main)} in {self.module}{extra}{read}"
+        count = len(self.functions) - len(main)
+        helpers = say("reference.helpers", count=count) if count > 1 else say("reference.helper")
+        reads = say("reference.reads", reads="; ".join(self.reads)) if self.reads else ""
+        where = dict(main=", ".join(main), module=self.module)
+        return say("reference.title", **where, helpers=helpers if count else "", reads=reads)
 
     def __str__(self) -> str:
-        lines = self.source.count("\n") + 1
-        return (
-            f"{self.title} ({lines} lines, closed: open it in the notebook after your "
-            "attempt, or print its .source)"
-        )
+        return say("reference.closed", title=self.title, lines=self.source.count("\n") + 1)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
+        summary = say("reference.summary", title=self.title)
         return (
             '<details class="memorylib-reference">'
-            f"<summary>{html.escape(self.title)} (open it after your attempt)</summary>"
+            f"<summary>{html.escape(summary)}</summary>"
             '<pre style="font-size:12px;line-height:1.35;white-space:pre;overflow-x:auto">'
             f"{html.escape(self.source)}</pre></details>"
         )
@@ -116,16 +110,17 @@ def reference_source(stage: str) -> ReferenceSource:
     """The real source of ``stage`` ("normalize", "candidate", "score", "stable rank" or
     "render"), read from the installed package at call time."""
     if stage not in REFERENCE_FUNCTIONS:
-        raise ValueError(f"stage must be one of {list(REFERENCE_FUNCTIONS)}, got {stage!r}")
-    module, helpers = REFERENCE_FUNCTIONS[stage]
-    names = (*helpers.split(), MAIN[stage])
+        raise ValueError(say("reference.stage", stages=list(REFERENCE_FUNCTIONS), stage=stage))
+    module, listed = REFERENCE_FUNCTIONS[stage]
+    names = tuple(listed.split())
     functions = "\n\n".join(inspect.getsource(getattr(module, name)).rstrip() for name in names)
     blocks: dict[ModuleType, list[tuple[str, str]]] = {}
     for where, read in REFERENCE_READS.get(stage, ()):
         blocks.setdefault(where, []).extend(_piece(where, name) for name in read.split())
+    names_read = {where: ", ".join(n for n, _ in pieces) for where, pieces in blocks.items()}
     reads = tuple(
-        ", ".join(n for n, _ in pieces) + ("" if where is module else f" from {_path(where)}")
-        for where, pieces in blocks.items()
+        n if w is module else say("reference.from", names=n, path=_path(w))
+        for w, n in names_read.items()
     )
     blocks.setdefault(module, []).append(("", functions))
     source = "\n\n\n".join(
