@@ -1,5 +1,5 @@
 """Notebook 11's "Your turn" checker: it runs the exercise's five calls for real, on fresh
-stores in a temporary folder (a checker on screen would show the answer)."""
+stores in a temporary folder (on screen it would show the answer)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,12 @@ from pathlib import Path
 
 from memorylib.backends import SQLiteMemoryStore
 from memorylib.backends.migrate import migrate
+from memorylib.notebook import exercises as ex
 from memorylib.notebook.common import NO_ERROR, error_name, typed_attempt
-from memorylib.notebook.exercises import (
-    CheckResult,
-    check_value,
-    expect_labels,
-    grade_labels,
-    right,
-    same,
-)
+from memorylib.notebook.messages import say
 from memorylib.records import MemorySource
 from memorylib.seed import seed_teaching_store
 from memorylib.store import RemoteMemoryStore
-
-__all__ = ["LABELS", "check_service_predictions", "service_exercise_truth"]
 
 LABELS = ("A", "B", "C", "D", "E")  # the five calls of the notebook's "Your turn" table
 
@@ -36,9 +28,8 @@ def _note(memory_id: str, text: str) -> dict[str, object]:
 
 
 def service_exercise_truth() -> dict[str, object]:
-    """Run the five calls on fresh stores: for A-D the name of the typed error each raises
-    (None: none), for E the pair (rows of alice.db's memories table, every scope counted;
-    the records alice's read_all() returns from it), after A to D."""
+    """For A-D the name of the typed error each call raises (None: none); for E, after A to D,
+    (rows of alice.db's memories table, records alice's read_all() returns)."""
     with tempfile.TemporaryDirectory(prefix="memorylib-nb11-") as tmp:
         root = Path(tmp)
         alice = SQLiteMemoryStore(root / "alice.db", user_id="alice")
@@ -57,10 +48,7 @@ def service_exercise_truth() -> dict[str, object]:
             "C": lambda: bob_on_the_file.append(**_note("bob-1", "bob's note")),
             "D": lambda: migrate(alice_file, other),
         }
-        truth: dict[str, object] = {}
-        for label, call in calls.items():
-            name, _ = typed_attempt(call)
-            truth[label] = None if name == NO_ERROR else name
+        truth: dict[str, object] = {k: error_name(typed_attempt(c)[0]) for k, c in calls.items()}
         with closing(sqlite3.connect(alice.path)) as database:
             (rows,) = database.execute("SELECT count(*) FROM memories").fetchone()
         truth["E"] = (rows, len(alice.read_all()))
@@ -69,22 +57,9 @@ def service_exercise_truth() -> dict[str, object]:
     return truth
 
 
-_HINTS = {
-    "A": "append_many is one transaction: one refused record refuses the whole batch. "
-    "The unique key is (user_scope, memory_id): is alice's (scope, 'm-1') already there?",
-    "B": "bob's store writes rows carrying bob's user_scope: is (bob's scope, 'm-1') taken?",
-    "C": "a JSONL file holds one user's records: before it writes, an append reads the file, "
-    "and every record it reads is checked against the reader's user_scope.",
-    "D": "migrate copies into an empty target, or one holding a prefix of the source (a copy "
-    "cut short); anything else it refuses before writing, as a call whose arguments are wrong.",
-    "E": "alice.db's memories table holds every user scope's rows; alice's read_all() returns "
-    "only the rows carrying her user_scope. Count what A and what B stored in it.",
-}
-
-
 def _same(given: object, expected: object) -> bool:
     if isinstance(expected, tuple):  # E: a pair of counts, as a tuple or a list
-        return isinstance(given, tuple | list) and same(expected, tuple(given))
+        return isinstance(given, tuple | list) and ex.same(expected, tuple(given))
     return error_name(given) == expected
 
 
@@ -95,21 +70,16 @@ def _shown(given: object) -> str:
     return NO_ERROR if name is None else str(name)
 
 
-def check_service_predictions(answer: object) -> CheckResult:
-    """Self-check: ``answer`` maps "A".."D" to an error class (or its name) or None, and
-    "E" to a pair of counts, ``(rows, records)``. Right when all five are right; wrong with
-    one hint per wrong label; not answered while the placeholder ``...`` (or a ``...``
-    value) is there."""
+def check_service_predictions(answer: object) -> ex.CheckResult:
+    """``answer`` maps "A".."D" to an error class (or its name) or None, and "E" to a pair of
+    counts ``(rows, records)``; one hint per wrong label."""
 
-    def judge(answer: object) -> CheckResult:
-        given = expect_labels(answer, LABELS, "a dict from 'A'..'E'")
+    def judge(answer: object) -> ex.CheckResult:
+        given = ex.expect_labels(answer, LABELS, say("service_views.described"))
         truth = service_exercise_truth()
-        mistakes = grade_labels(truth, given, _HINTS, same=_same, shown=_shown)
+        hints = {label: say(f"service_views.hint.{label}") for label in LABELS}
+        mistakes = ex.grade_labels(truth, given, hints, same=_same, shown=_shown)
         named = {k: (NO_ERROR if v is None else v) for k, v in truth.items()}
-        return right(f"All {len(truth)} right: {named}.") if mistakes is None else mistakes
+        return mistakes or ex.right(say("service_views.right", n=len(truth), named=named))
 
-    return check_value(
-        answer,
-        judge,
-        placeholder='a dict with a value for each of "A", "B", "C", "D" and "E"',
-    )
+    return ex.check_value(answer, judge, placeholder=say("service_views.placeholder"))
