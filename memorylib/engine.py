@@ -46,7 +46,7 @@ from .timestamps import parse_timestamp, utc_now
 
 if TYPE_CHECKING:
     from .fast.index import RecallIndex
-    from .vectors import VectorCache
+    from .vectors import VectorCache, VectorIndex
 
 __all__ = ["RecallEngine", "Strategy"]
 
@@ -77,7 +77,8 @@ class RecallEngine:
             )
         self.score = score
         self._index: RecallIndex | None = None
-        self._vectors: VectorCache | None = None
+        self._vectors: VectorCache | None = None  # the teaching path's embeddings
+        self._vector_index: VectorIndex | None = None  # the indexed path's
 
     def __repr__(self) -> str:
         return f"RecallEngine({self.store!r}, strategy={self.strategy!r})"
@@ -119,10 +120,16 @@ class RecallEngine:
         lexical = self._lexical(
             dataclasses.replace(query, limit=MAX_LIMIT), moment, policy.lexical()
         )
-        if self._vectors is None or self._vectors.embedder.name != policy.vector:
-            self._vectors = vectors.VectorCache(vectors.load_embedder(policy.vector))
+        embedder = vectors.load_embedder(policy.vector)
+        if self.strategy == "indexed" and self.score is None:  # the same result, faster
+            if self._vector_index is None or self._vector_index.embedder is not embedder:
+                self._vector_index = vectors.VectorIndex(self.store, embedder)
+            wanted = embedder.query(text[-vectors.QUERY_CHARS :])
+            return self._vector_index.recall(query, lexical, wanted, policy)
+        if self._vectors is None or self._vectors.embedder is not embedder:
+            self._vectors = vectors.VectorCache(embedder)
         records = vectors.searched_records(self.store.read_all())
-        wanted = self._vectors.embedder.query(text[-vectors.QUERY_CHARS :])
+        wanted = embedder.query(text[-vectors.QUERY_CHARS :])
         ranked = vectors.vector_ranking(wanted, records, self._vectors.passage)
         return vectors.fuse(query, lexical, ranked, policy, policy.vector)
 

