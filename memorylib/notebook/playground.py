@@ -2,13 +2,10 @@
 
 ``PlaygroundCatalog`` builds one read-only engine per (dataset, user) on first use;
 ``playground_view(state, catalog)`` turns a frozen ``PlaygroundState`` into a
-``PlaygroundView`` (query, funnel, hits, rendered context; a typed rejection becomes
-``view.error``); ``summary_text``, ``hits_table_html``, ``context_html`` and
-``playground_svg`` draw it (strings, fast enough to redraw on every key);
-``PlaygroundApp`` wires ipywidgets inputs to it (CSS classes ``playground-*``, which the
-browser tests select); ``use_pipeline`` adds your capstone pipeline (06c) under it. The
-"Your turn" checks are ``check_isolation_query`` and ``check_isolation_why``. Everything
-from a query or a record is HTML-escaped. Leaves out: timing (08 times the app itself).
+``PlaygroundView`` (a typed rejection becomes ``view.error``); ``summary_text``,
+``hits_table_html``, ``context_html`` and ``playground_svg`` draw it; ``PlaygroundApp`` wires
+ipywidgets to it (CSS classes ``playground-*``, which the browser tests select);
+``use_pipeline`` adds your capstone pipeline (06c) under it. Everything typed is escaped.
 """
 
 from __future__ import annotations
@@ -32,6 +29,7 @@ from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit import Pipeline
 from memorylib.notebook.charts import COLOURS
 from memorylib.notebook.exercises import CheckResult, Question, check_value, right, wrong
+from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, normalize_text
 from memorylib.ranking import ScoreFunction
 from memorylib.records import RecallQuery, RecallResult, StoredMemory
@@ -47,42 +45,31 @@ USERS: tuple[str, ...] = (CHAPTER_USER, *COURSE_USERS)
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    label: str
+    key: str
     as_of: str  # the dataset's clock: the playground's default as_of for it
     default_user: str
-    about: str
+
+    @property
+    def label(self) -> str:
+        return say(f"playground.dataset.{self.key}", records=GENERATED_RECORDS)
+
+    @property
+    def about(self) -> str:
+        return say(f"playground.about.{self.key}", records=GENERATED_RECORDS)
 
 
 DATASETS: dict[str, DatasetSpec] = {
-    "chapter": DatasetSpec(
-        "teaching store (7 records)",
-        TEACHING_AS_OF,
-        CHAPTER_USER,
-        "the contract's teaching store (one profile, six conversations of local-user), "
-        "which reproduces the chapter's example",
-    ),
-    "course": DatasetSpec(
-        "course corpus (Northwind Labs)",
-        COURSE_AS_OF,
-        COURSE_USERS[0],
-        "a year of four engineers' memories, English and Chinese, with retractions",
-    ),
-    "generated": DatasetSpec(
-        f"generated ({GENERATED_RECORDS:,} records)",
-        TEACHING_AS_OF,  # memorylib.synthetic's newest capture is a day and a half before
-        COURSE_USERS[0],
-        f"{GENERATED_RECORDS:,} seeded synthetic records per user (memorylib.synthetic)",
-    ),
+    "chapter": DatasetSpec("chapter", TEACHING_AS_OF, CHAPTER_USER),
+    "course": DatasetSpec("course", COURSE_AS_OF, COURSE_USERS[0]),
+    # memorylib.synthetic's newest capture is a day and a half before TEACHING_AS_OF
+    "generated": DatasetSpec("generated", TEACHING_AS_OF, COURSE_USERS[0]),
 }
 
 
 class PlaygroundCatalog:
-    """One read-only ``RecallEngine`` per (dataset, user), built on first use and kept.
-
-    A user who owns nothing in a dataset gets an empty store of their own. Stores live in
-    ``root`` (default: a temporary directory removed with the catalog). ``own_scorer`` is
-    the function the "yours" scorer runs (``use_scorer``).
-    """
+    """One read-only ``RecallEngine`` per (dataset, user), built on first use and kept; a
+    user who owns nothing in a dataset gets an empty store. Stores live in ``root`` (default:
+    a temporary directory); ``own_scorer`` is the "yours" scorer (``use_scorer``)."""
 
     def __init__(
         self, root: str | Path | None = None, *, generated_records: int = GENERATED_RECORDS
@@ -99,7 +86,7 @@ class PlaygroundCatalog:
     def use_scorer(self, score: ScoreFunction | None) -> None:
         """Register a scoring function of yours as the "yours" scorer; ``None`` removes it."""
         if score is not None and not callable(score):
-            raise TypeError(f"use_scorer takes a scoring function, not {type(score).__name__}")
+            raise TypeError(say("playground.not_a_scorer", kind=type(score).__name__))
         self.own_scorer = score
 
     def is_built(self, dataset: str, user: str) -> bool:
@@ -108,7 +95,8 @@ class PlaygroundCatalog:
     def engine(self, dataset: str, user: str) -> RecallEngine:
         if (dataset, user) not in self._engines:
             if dataset not in DATASETS:
-                raise KeyError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+                names = sorted(DATASETS)
+                raise KeyError(say("playground.no_dataset", datasets=names, dataset=dataset))
             start = time.perf_counter()
             engine = RecallEngine(self._build(dataset, user))
             # warm the inverted index, so later recalls measure recall, not indexing
@@ -174,7 +162,7 @@ def _preset(scorer: str) -> dict[str, float]:
 def scorer_options(catalog: PlaygroundCatalog) -> list[tuple[str, str]]:
     """(label, key) for the scorer dropdown; "yours" only once a function is registered."""
     keys = [*SCORERS, YOURS] if catalog.own_scorer is not None else list(SCORERS)
-    return [("coverage (the chapter's)" if k == "coverage" else k, k) for k in keys]
+    return [(say("playground.coverage") if k == "coverage" else k, k) for k in keys]
 
 
 HIT_COLUMNS = tuple(
@@ -250,10 +238,7 @@ def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> Playg
         engine = catalog.engine(state.dataset, state.user)
         if state.scorer == YOURS:  # the taught path, with the registered function
             if catalog.own_scorer is None:
-                raise RemoteMemoryValidationError(
-                    "no scoring function of yours is registered: call "
-                    "app.use_scorer(my_score) (or catalog.use_scorer(my_score)) first"
-                )
+                raise RemoteMemoryValidationError(say("playground.no_scorer"))
             engine = RecallEngine(engine.store, score=catalog.own_scorer)
         result = engine.recall(
             state.query, limit=state.limit, as_of=state.as_of, query_id=state.query_id,
@@ -263,7 +248,7 @@ def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> Playg
         if isinstance(exc, RemoteMemoryError):
             error = f"{type(exc).__name__}: {exc}"
         elif state.scorer == YOURS:  # only a student's function gets here; ours: a bug
-            error = f"your scoring function failed: {type(exc).__name__}: {exc}"
+            error = say("playground.scorer_failed", error=f"{type(exc).__name__}: {exc}")
         else:
             raise
         empty = pd.DataFrame({"stage": _STAGES, "records": [0, 0, 0]})
@@ -292,25 +277,20 @@ def summary_text(view: PlaygroundView) -> str:
     """The dataset and user, then the normalized query, the policy and the funnel."""
     s = view.state
     label = DATASETS[s.dataset].label if s.dataset in DATASETS else s.dataset
-    lines = [f"dataset    {label} · user {s.user} (user_scope {view.user_scope})"]
+    lines = [say("playground.summary.dataset", label=label, user=s.user, scope=view.user_scope)]
     if view.error:
-        return "\n".join([*lines, f"rejected   {view.error}"])
+        return "\n".join([*lines, say("playground.summary.rejected", error=view.error)])
     assert view.query is not None and view.result is not None and view.policy is not None
-    p, result = view.policy, view.result
-    retracted = f" ({result.retracted_records} retracted, not searched)"
-    lines += [
-        f"text       {view.query.text!r}",
-        f"normalized {view.query.normalized_text!r}",
-        f"terms      {list(view.query.terms)}",
-        f"scoring    {s.scorer} · as_of {result.query.issued_at} · lexical "
-        f"{p.lexical_weight:g} · recency {p.recency_weight:g} · window "
-        f"{p.recency_window_days:g} days · limit {s.limit}",
-        f"funnel     searched {result.searched_records} -> candidates "
-        f"{result.candidate_records} -> hits {len(result.hits)}"
-        + (retracted if result.retracted_records else ""),
-    ]
-    if result.empty_reason:
-        lines.append(f"empty      empty_reason = {result.empty_reason!r}; nothing is rendered")
+    p, r, q = view.policy, view.result, view.query
+    retracted = r.retracted_records and say("playground.summary.retracted", n=r.retracted_records)
+    lines.append(say(
+        "playground.summary.query", text=q.text, normalized=q.normalized_text, terms=list(q.terms),
+        scorer=s.scorer, as_of=q.issued_at, lexical=p.lexical_weight, recency=p.recency_weight,
+        window=p.recency_window_days, limit=s.limit, searched=r.searched_records,
+        candidates=r.candidate_records, hits=len(r.hits), retracted=retracted or "",
+    ))  # fmt: skip
+    if r.empty_reason:
+        lines.append(say("playground.summary.empty", reason=r.empty_reason))
     return "\n".join(lines)
 
 
@@ -343,10 +323,9 @@ def hits_table_html(view: PlaygroundView) -> str:
         f'data-scorer="{html.escape(s.scorer)}"'
     )
     if view.error or view.result is None:
-        return (
-            f'<div class="playground-error" {attrs} style="color:#a61b1b;padding:6px 0">'
-            f"Query rejected — {html.escape(view.error or '')}</div>"
-        )
+        rejected = html.escape(say("playground.rejected", error=view.error or ""))
+        style = "color:#a61b1b;padding:6px 0"
+        return f'<div class="playground-error" {attrs} style="{style}">{rejected}</div>'
     head = "".join(f"<th>{html.escape(c)}</th>" for c in HIT_COLUMNS)
     body = "".join(
         f'<tr data-memory-id="{html.escape(str(row["memory_id"]))}">'
@@ -356,9 +335,9 @@ def hits_table_html(view: PlaygroundView) -> str:
     )
     result = view.result
     caption = (
-        f"{len(result.hits)} hit(s) of {result.candidate_records} candidate(s)"
+        say("playground.caption.hits", hits=len(result.hits), candidates=result.candidate_records)
         if result.hits
-        else f"no hits: empty_reason = {result.empty_reason}"
+        else say("playground.caption.none", reason=result.empty_reason)
     )
     return (
         f'{_TABLE_CSS}<div style="overflow-x:auto">'
@@ -370,28 +349,27 @@ def hits_table_html(view: PlaygroundView) -> str:
 
 def context_html(view: PlaygroundView) -> str:
     """The rendered XML context, escaped, in a ``<details class="playground-context">``."""
-    text = view.context or "(nothing rendered: no hits, so no <recalled_context> block)"
+    text = view.context or say("playground.context.none")
+    summary = html.escape(say("playground.context.summary"))
     return (
-        '<details class="playground-context" open><summary>rendered context '
-        "(what a harness puts into the prompt)</summary>"
+        f'<details class="playground-context" open><summary>{summary}</summary>'
         f'<pre style="{_PRE};font-size:11px">{html.escape(text)}</pre></details>'
     )
 
 
 def playground_svg(view: PlaygroundView) -> str:
-    """The funnel and each hit's stacked score, as ``<svg class="playground-chart">``.
-
-    Byte-identical run to run. Funnel bars are ``rect.funnel`` (``data-stage``,
-    ``data-records``); each hit is a ``g.hit`` (``data-memory-id``) holding ``rect.lexical``
-    and ``rect.recency``, whose widths are the contributions where a score of 1.0 (or the
-    highest total, if above 1, as BM25's can be) is 360 px.
-    """
+    """The funnel and each hit's stacked score, as ``<svg class="playground-chart">``,
+    byte-identical run to run: ``rect.funnel`` (``data-stage``, ``data-records``), then a
+    ``g.hit`` (``data-memory-id``) per hit with ``rect.lexical`` and ``rect.recency``, 360 px
+    for a score of 1.0 (or for the highest total, if above 1, as BM25's can be)."""
     height = max(120, 40 + 22 * len(view.hits))
     lexical, recency = COLOURS["lexical"], COLOURS["recency"]
+    words = {part: say(f"playground.chart.{part}") for part in ("lexical", "recency")}
     parts = [
         f'<svg class="playground-chart" xmlns="http://www.w3.org/2000/svg" width="900" '
         f'height="{height}" viewBox="0 0 900 {height}" font-family="sans-serif" '
-        'font-size="12"><text x="0" y="14" font-weight="bold">funnel</text>'
+        f'font-size="12"><text x="0" y="14" font-weight="bold">{say("playground.chart.funnel")}'
+        "</text>"
     ]
     counts = [int(n) for n in view.funnel["records"]]
     for i, (stage, n) in enumerate(zip(view.funnel["stage"], counts, strict=True)):
@@ -404,31 +382,32 @@ def playground_svg(view: PlaygroundView) -> str:
         )
     scorer = "" if view.state.scorer == "coverage" else f" · {html.escape(view.state.scorer)}"
     parts.append(
-        f'<text x="300" y="14" font-weight="bold">score contributions per hit{scorer}</text>'
+        f'<text x="300" y="14" font-weight="bold">{say("playground.chart.scores")}{scorer}</text>'
         f'<rect x="560" y="4" width="10" height="10" fill="{lexical}"/>'
-        '<text x="574" y="14">lexical</text>'
+        f'<text x="574" y="14">{words["lexical"]}</text>'
         f'<rect x="640" y="4" width="10" height="10" fill="{recency}"/>'
-        '<text x="654" y="14">recency</text>'
+        f'<text x="654" y="14">{words["recency"]}</text>'
     )
     if view.error or view.hits.empty:
         reason = view.result.empty_reason if view.result is not None else None
-        message = "query rejected" if view.error else f"no hits ({reason})"
+        message = (
+            say("playground.chart.rejected")
+            if view.error
+            else say("playground.chart.none", reason=reason)
+        )
         parts.append(f'<text x="300" y="60" fill="#666">{message}</text>')
     scale = 360 / max([1.0, *(float(t) for t in view.hits["total"])])
     for i, row in enumerate(view.hits.to_dict("records")):
         y, lex, rec = 28 + 22 * i, row["lexical_contribution"], row["recency_contribution"]
-        left, right_part, memory_id = (
-            scale * float(lex),
-            scale * float(rec),
-            html.escape(str(row["memory_id"])),
-        )
+        left, right_part = scale * float(lex), scale * float(rec)
+        memory_id = html.escape(str(row["memory_id"]))
         parts.append(
             f'<g class="hit" data-memory-id="{memory_id}"><text x="300" y="{y + 13}" '
             f'font-size="11">#{row["rank"]} {memory_id}</text>'
             f'<rect class="lexical" x="500" y="{y}" width="{left:.1f}" height="16" '
-            f'fill="{lexical}"><title>lexical {lex:.6f}</title></rect>'
+            f'fill="{lexical}"><title>{words["lexical"]} {lex:.6f}</title></rect>'
             f'<rect class="recency" x="{500 + left:.1f}" y="{y}" width="{right_part:.1f}" '
-            f'height="16" fill="{recency}"><title>recency {rec:.6f}</title></rect>'
+            f'height="16" fill="{recency}"><title>{words["recency"]} {rec:.6f}</title></rect>'
             f'<text x="{500 + left + right_part + 4:.1f}" y="{y + 13}" font-size="11">'
             f"{float(row['total']):.3f}</text></g>"
         )
@@ -442,11 +421,10 @@ class PlaygroundApp:
     """ipywidgets inputs wired to ``playground_view``; every change redraws every output.
 
     ``app.widget`` is the box to display; ``app.set(query=..., limit=...)`` changes inputs
-    from code, with one refresh. ``app.timings`` holds the last refresh's
-    ``recall_view_ms`` (recall and view model) and ``refresh_ms`` (that, then every panel
-    rendered and handed to the widgets). ``view`` is the view model (a test passes a
-    failing one). Outputs go to HTML widgets: no Output widget, whose routed display
-    messages can stall headless runs.
+    from code, with one refresh. ``app.timings``: the last refresh's ``recall_view_ms``
+    (recall and view model) and ``refresh_ms`` (that, then every panel handed to the
+    widgets). ``view`` is the view model (a test passes a failing one). HTML widgets only:
+    an Output widget's routed messages can stall headless runs.
     """
 
     def __init__(
@@ -464,30 +442,35 @@ class PlaygroundApp:
         self.after_refresh: list[Callable[[PlaygroundApp], None]] = []  # use_pipeline's panel
         self._quiet = False
         wide = {"description_width": "initial"}
+        label = {name: say(f"playground.widget.{name}") for name in (
+            "query", "dataset", "user", "limit", "as_of", "scorer", "lexical", "recency", "window"
+        )}  # fmt: skip
         self.query = w.Text(
-            value=state.query, description="query", layout=w.Layout(width="420px"), style=wide
-        )
+            value=state.query, description=label["query"], layout=w.Layout(width="420px"),
+            style=wide,
+        )  # fmt: skip
         self.dataset = w.Dropdown(
             options=[(spec.label, key) for key, spec in DATASETS.items()],
-            value=state.dataset, description="dataset", style=wide,
+            value=state.dataset, description=label["dataset"], style=wide,
         )  # fmt: skip
         self.user = w.Dropdown(
             options=[(f"{u} · {user_scope_for(u)}", u) for u in USERS], value=state.user,
-            description="user", layout=w.Layout(width="440px"), style=wide,
+            description=label["user"], layout=w.Layout(width="440px"), style=wide,
         )  # fmt: skip
-        self.limit = w.IntSlider(value=state.limit, min=1, max=10, description="limit")
+        self.limit = w.IntSlider(value=state.limit, min=1, max=10, description=label["limit"])
         day = parse_timestamp(state.as_of, "as_of").date()
-        self.as_of = w.DatePicker(value=day, description="as_of", style=wide)
+        self.as_of = w.DatePicker(value=day, description=label["as_of"], style=wide)
         self.scorer = w.Dropdown(
-            options=scorer_options(catalog), value=state.scorer, description="scorer", style=wide
-        )
+            options=scorer_options(catalog), value=state.scorer, description=label["scorer"],
+            style=wide,
+        )  # fmt: skip
         self.lexical, self.recency, self.window = (
-            kind(value=value, min=low, max=high, step=step, description=text, style=wide,
+            kind(value=value, min=low, max=high, step=step, description=label[name], style=wide,
                  continuous_update=False)
-            for kind, value, low, high, step, text in (
-                (w.FloatSlider, state.lexical_weight, 0, 1, 0.05, "lexical weight"),
-                (w.FloatSlider, state.recency_weight, 0, 1, 0.05, "recency weight"),
-                (w.IntSlider, int(state.recency_window_days), 1, 365, 1, "window (days)"),
+            for kind, value, low, high, step, name in (
+                (w.FloatSlider, state.lexical_weight, 0, 1, 0.05, "lexical"),
+                (w.FloatSlider, state.recency_weight, 0, 1, 0.05, "recency"),
+                (w.IntSlider, int(state.recency_window_days), 1, 365, 1, "window"),
             )
         )  # fmt: skip
         self.status = w.HTML(layout=w.Layout(min_height="20px"))
@@ -531,8 +514,8 @@ class PlaygroundApp:
         )
 
     def _quietly(self, options: list[tuple[str, str]] | None = None, **values: Any) -> None:
-        """Set inputs (by ``PlaygroundState`` field) without a refresh for each; the caller
-        refreshes once. ``options``: the scorer menu's new options, set first."""
+        """Set inputs (by ``PlaygroundState`` field, the scorer menu's ``options`` first)
+        without a refresh each; the caller refreshes once."""
         self._quiet = True
         try:
             if options is not None:
@@ -573,10 +556,9 @@ class PlaygroundApp:
     def refresh(self) -> None:
         state = self._read_state()
         if not self.catalog.is_built(state.dataset, state.user):
-            self.status.value = (
-                f"<i>building the {html.escape(DATASETS[state.dataset].label)} store for "
-                f"{html.escape(state.user)} (once per kernel)…</i>"
-            )
+            label = DATASETS[state.dataset].label
+            building = html.escape(say("playground.building", label=label, user=state.user))
+            self.status.value = f"<i>{building}</i>"
         try:
             self.catalog.engine(state.dataset, state.user)  # builds it now if needed
             start = time.perf_counter()
@@ -589,20 +571,18 @@ class PlaygroundApp:
             self.table.value = hits_table_html(view)
             self.context.value = context_html(view)
         except Exception as exc:  # a bug must not show the student a traceback
-            self.table.value = (
-                f'<div class="playground-error">Internal error — {type(exc).__name__}: '
-                f"{html.escape(str(exc))}</div>"
-            )
+            internal = say("playground.internal", error=f"{type(exc).__name__}: {exc}")
+            self.table.value = f'<div class="playground-error">{html.escape(internal)}</div>'
             self.status.value = ""
             return
         end = time.perf_counter()
         self.state, self.view = state, view
         self.timings = {"recall_view_ms": (middle - start) * 1e3, "refresh_ms": (end - start) * 1e3}
-        self.status.value = (
-            f'<span class="playground-timing">last update: recall + view model '
-            f"{self.timings['recall_view_ms']:.1f} ms · full refresh "
-            f"{self.timings['refresh_ms']:.1f} ms</span>"
-        )
+        timing = say(
+            "playground.timing", recall=self.timings["recall_view_ms"],
+            refresh=self.timings["refresh_ms"],
+        )  # fmt: skip
+        self.status.value = f'<span class="playground-timing">{html.escape(timing)}</span>'
         for hook in self.after_refresh:
             hook(self)
 
@@ -618,19 +598,27 @@ def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
     path), side by side, and the first stage where they differ. Your scorer implements
     the chapter's formula, so both use the chapter's weights whatever the sliders say."""
     records = catalog.records(state.dataset, state.user)
-    whose = ", ".join(pipeline.yours) or "none yet (every stage is the library's)"
-    head = f"<b>your pipeline</b> · your functions: {html.escape(whose)}"
-    if len(records) > AUTO_RECORDS:
-        note = f"not compared: your pipeline would read all {len(records):,} records per query"
-        return f'<div class="playground-yours-view" data-same="no">{head}<br>{note}</div>'
+    whose = ", ".join(pipeline.yours) or say("playground.yours.none")
+    head = (
+        "<b>"
+        + say("playground.yours.head")
+        + "</b> · "
+        + html.escape(say("playground.yours.functions", names=whose))
+    )
     try:
+        if len(records) > AUTO_RECORDS:
+            raise _Skipped(say("playground.yours.skipped", records=len(records)))
         comparison = pipeline.compare(
             state.query, records, user_scope=user_scope_for(state.user), as_of=state.as_of,
             limit=state.limit, query_id=state.query_id,
         )  # fmt: skip
-    except RemoteMemoryError as exc:
-        error = html.escape(f"Query rejected — {type(exc).__name__}: {exc}")
-        return f'<div class="playground-yours-view" data-same="no">{head}<br>{error}</div>'
+    except (_Skipped, RemoteMemoryError) as exc:
+        note = str(exc) if isinstance(exc, _Skipped) else say(
+            "playground.rejected", error=f"{type(exc).__name__}: {exc}"
+        )  # fmt: skip
+        return (
+            f'<div class="playground-yours-view" data-same="no">{head}<br>{html.escape(note)}</div>'
+        )
     difference = comparison.difference
     runs = [
         run.result.hits if run.result else () for run in (comparison.reference, comparison.yours)
@@ -648,24 +636,30 @@ def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
     ]
     sliders = (state.lexical_weight, state.recency_weight, state.recency_window_days)
     chapter = (_CHAPTER.lexical_weight, _CHAPTER.recency_weight, _CHAPTER.recency_window_days)
-    policy = "" if sliders == chapter and state.scorer == "coverage" else (
-        "<br>both columns use the chapter's weights (0.85 / 0.15) with the contract's recency "
-        "curve (30 days), as your score_recall_candidate does; the playground above uses "
-        "the sliders' policy"
-    )  # fmt: skip
+    same = sliders == chapter and state.scorer == "coverage"
+    policy = "" if same else "<br>" + say("playground.yours.policy")
     verdict = (
-        "the same at every stage: normalize, candidate, score, stable rank, render"
+        say("playground.yours.same")
         if difference is None
-        else f"first difference at stage <b>{html.escape(difference[0])}</b>: "
-        + html.escape(difference[1])
+        else say(
+            "playground.yours.differs", stage=f"<b>{html.escape(difference[0])}</b>",
+            detail=html.escape(difference[1]),
+        )
+    )  # fmt: skip
+    columns = "".join(
+        "<th>" + say(f"playground.yours.{name}") + "</th>"
+        for name in ("rank", "library", "total", "yours", "total")
     )
     return (
         f'<div class="playground-yours-view" data-query="{html.escape(state.query)}" '
         f'data-same="{"yes" if difference is None else "no"}" style="font-size:12px">{head}{policy}'
-        '<table class="playground-yours-hits"><tr><th>rank</th><th>library</th><th>total</th>'
-        f"<th>yours</th><th>total</th></tr>{''.join(rows)}</table>"
+        f'<table class="playground-yours-hits"><tr>{columns}</tr>{"".join(rows)}</table>'
         f'<div class="playground-yours-verdict">{verdict}</div></div>'
     )
+
+
+class _Skipped(Exception):
+    """A store too large to compare."""
 
 
 def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> Any:
@@ -699,98 +693,33 @@ PRINTED_HITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cache TTL", COURSE_USERS),
 )
 
+
+def _ids(listed: str) -> tuple[str, ...]:
+    """ "mei-conv-002 003 omar-conv-006" -> the ids; a bare number keeps the prefix before."""
+    ids: list[str] = []
+    for word in listed.split():
+        ids.append(ids[-1].rsplit("-", 1)[0] + "-" + word if word.isdigit() else word)
+    return tuple(ids)
+
+
 # The course-corpus records the course puts on screen before 08's exercise, by the first
 # notebook that names one (its id) or prints its text (summary, content or title), 08's own
 # cells above "Your turn" included: 07b, for one, prints mei-conv-053 in full, and "pgvector"
 # would otherwise pass. Their words are refused as well. tests/test_notebooks_structure.py
 # scans the saved notebooks and fails when one shows a record this table does not list.
 SHOWN_BEFORE: dict[str, tuple[str, ...]] = {
-    "00": ("mei-conv-001",),
-    "01": (
-        "mei-prof-01",
-        "omar-prof-01",
-        "sam-conv-018",
-        "sam-prof-01",
-        "sam-prof-02",
-        "sam-prof-03",
+    "00": _ids("mei-conv-001"),
+    "01": _ids("mei-prof-01 omar-prof-01 sam-conv-018 sam-prof-01 02 03"),
+    "03": _ids(
+        "mei-conv-002 003 005 007 008 009 011 012 014 015 016 017 019 023 026 027 028 030 033 "
+        "034 035 037 038 039 040 043 044 047 048 049 052 053 056 058 059 063 064 067 069 070 "
+        "mei-prof-03 omar-conv-006"
     ),
-    "03": (
-        "mei-conv-002",
-        "mei-conv-003",
-        "mei-conv-005",
-        "mei-conv-007",
-        "mei-conv-008",
-        "mei-conv-009",
-        "mei-conv-011",
-        "mei-conv-012",
-        "mei-conv-014",
-        "mei-conv-015",
-        "mei-conv-016",
-        "mei-conv-017",
-        "mei-conv-019",
-        "mei-conv-023",
-        "mei-conv-026",
-        "mei-conv-027",
-        "mei-conv-028",
-        "mei-conv-030",
-        "mei-conv-033",
-        "mei-conv-034",
-        "mei-conv-035",
-        "mei-conv-037",
-        "mei-conv-038",
-        "mei-conv-039",
-        "mei-conv-040",
-        "mei-conv-043",
-        "mei-conv-044",
-        "mei-conv-047",
-        "mei-conv-048",
-        "mei-conv-049",
-        "mei-conv-052",
-        "mei-conv-053",
-        "mei-conv-056",
-        "mei-conv-058",
-        "mei-conv-059",
-        "mei-conv-063",
-        "mei-conv-064",
-        "mei-conv-067",
-        "mei-conv-069",
-        "mei-conv-070",
-        "mei-prof-03",
-        "omar-conv-006",
-    ),
-    "05": (
-        "mei-conv-018",
-        "omar-conv-001",
-        "omar-conv-005",
-        "omar-conv-010",
-        "omar-conv-012",
-        "omar-conv-014",
-        "omar-conv-015",
-        "omar-conv-020",
-        "omar-conv-023",
-        "omar-conv-025",
-        "omar-conv-031",
-        "omar-conv-042",
-    ),
-    "06": ("mei-conv-057",),
-    "06b": (
-        "mei-conv-041",
-        "mei-prof-02",
-        "mei-retr-01",
-    ),
-    "06c": (
-        "omar-conv-007",
-        "sam-conv-003",
-        "wen-conv-012",
-    ),
-    "08": (
-        "omar-conv-003",
-        "omar-prof-03",
-        "sam-conv-007",
-        "sam-conv-013",
-        "sam-conv-026",
-        "wen-conv-025",
-    ),
+    "05": _ids("mei-conv-018 omar-conv-001 005 010 012 014 015 020 023 025 031 042"),
+    "06": _ids("mei-conv-057"),
+    "06b": _ids("mei-conv-041 mei-prof-02 mei-retr-01"),
+    "06c": _ids("omar-conv-007 sam-conv-003 wen-conv-012"),
+    "08": _ids("omar-conv-003 omar-prof-03 sam-conv-007 013 026 wen-conv-025"),
 }
 
 
@@ -798,13 +727,13 @@ def shown_before(memory_id: str) -> str:
     """Where the course showed ``memory_id`` first: "in notebook NN" or "above"."""
     for notebook, shown in SHOWN_BEFORE.items():
         if memory_id in shown and notebook != "08":
-            return f"in notebook {notebook}"
-    return "above, in this notebook"
+            return say("playground.shown.notebook", notebook=notebook)
+    return say("playground.shown.above")
 
 
 def printed_records(catalog: PlaygroundCatalog) -> tuple[StoredMemory, ...]:
-    """The records of ``PRINTED_HITS`` (course corpus, the opening state otherwise), in
-    the order the notebook shows them, then those of ``SHOWN_BEFORE``, each once."""
+    """The records of ``PRINTED_HITS`` in the order the notebook shows them, then those of
+    ``SHOWN_BEFORE``, each once."""
     found: dict[str, StoredMemory] = {}
     for query, users in PRINTED_HITS:
         for user in users:
@@ -821,8 +750,7 @@ def printed_records(catalog: PlaygroundCatalog) -> tuple[StoredMemory, ...]:
 
 
 def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
-    """Each term of the title, summary and content of a ``printed_records`` record, and
-    the id of the first record that holds it."""
+    """Each term of a ``printed_records`` record (title, summary, content) -> its first id."""
     words: dict[str, str] = {}
     for record in printed_records(catalog):
         text = f"{record.source.title} {record.summary} {record.content}"
@@ -833,87 +761,54 @@ def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
 
 def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckResult:
     """Self-check: a query that gives Mei hits in the course corpus and Omar none at all (the
-    opening state otherwise), without a word of a record the course showed before
-    (``printed_words``)."""
+    opening state otherwise), without a word of a record the course showed before."""
     first, second = COURSE_USERS[:2]
 
     def judge(query: str) -> CheckResult:
         a, b = (replace(DEFAULT_STATE, query=query, user=user) for user in (first, second))
         a, b = playground_view(a, catalog), playground_view(b, catalog)
         if a.error or a.result is None or a.query is None:
-            return wrong(f"The query was rejected: {a.error}")
+            return wrong(say("playground.iso.rejected", error=a.error))
         if not a.hit_ids:
-            return wrong(
-                f"{first} gets no hits either (searched {a.result.searched_records}): pick words "
-                f"from one of {first}'s records (try the playground with that user first)."
-            )
+            searched = a.result.searched_records
+            return wrong(say("playground.iso.no_hits", first=first, searched=searched))
         if b.hit_ids:
+            terms = a.query.terms
             return wrong(
-                f"{second} also gets hits: {b.hit_ids} — records of {second}'s own that share a "
-                f"term with {a.query.terms}. Pick words only {first} used."
+                say("playground.iso.both", first=first, second=second, hits=b.hit_ids, terms=terms)
             )
         printed = printed_words(catalog)
         seen = [term for term in a.query.terms if term in printed]
         if seen:
+            record = printed[seen[0]]
             return wrong(
-                f"{first} gets hits and {second} none, but {seen[0]!r} is a word of "
-                f"{printed[seen[0]]}, a record the course showed before this exercise "
-                f"({shown_before(printed[seen[0]])}): find a word of your own. Type a topic "
-                f"into the playground with {first}, read the titles and snippets of the hits, "
-                "and try one of their words."
-            )
+                say(
+                    "playground.iso.printed", first=first, second=second, word=seen[0],
+                    record=record, where=shown_before(record),
+                )
+            )  # fmt: skip
         assert b.result is not None  # the same query and clock as a's: accepted too
         scopes = {hit.scope.user_scope for hit in a.result.hits}
         assert scopes == {a.user_scope}, scopes  # isolation, checked rather than assumed
         return right(
-            f"{first} gets {len(a.hit_ids)} hit(s) {a.hit_ids}, all in user_scope "
-            f"{a.user_scope}; {second} searched {b.result.searched_records} of their own "
-            "records and found none. Same query, same pipeline: the store a query may read "
-            "is fixed by its user_scope."
-        )
+            say(
+                "playground.iso.right", first=first, n=len(a.hit_ids), hits=a.hit_ids,
+                scope=a.user_scope, second=second, searched=b.result.searched_records,
+            )
+        )  # fmt: skip
 
     return check_value(
-        answer, judge, placeholder="a query string", kind=str, described="a str (a query)"
-    )
+        answer, judge, placeholder=say("playground.iso.placeholder"), kind=str,
+        described=say("playground.iso.described"),
+    )  # fmt: skip
 
 
 ISOLATION_QUESTION = Question(
-    prompt=(
-        "An import script appends one line to the end of Omar's file (section 4): Mei's\n"
-        "record `mei-conv-040`, copied as it is, her user_scope included. Omar then types\n"
-        "`cache TTL` into the playground (course corpus, limit 5, the chapter's weights).\n"
-        "What does the playground show?"
-    ),
-    choices=(
-        "searched 47 -> candidates 12 -> hits 5, with mei-conv-040 at rank 2: the line is "
-        "in Omar's file now, so it is his to recall",
-        "searched 46 -> candidates 11 -> the same five hits as before: a line of another "
-        "scope is left out when the file is read",
-        "no hits but a RemoteMemoryScopeError for line 53: the store checks each line's "
-        "user_scope against its own as it reads the file, so the recall stops before any "
-        "term is compared",
-        "a RemoteMemoryScopeError for records[52] ('mei-conv-040'), raised by the candidate "
-        "stage once the store has read all 53 lines",
-    ),
+    prompt=say("playground.why.prompt"),
+    choices=tuple(say(f"playground.why.{letter}") for letter in "ABCD"),
     accepted=("C",),
-    hints={
-        "A": "the file does not make a record Omar's: every line carries its own user_scope, "
-        "and a copied line keeps Mei's. Which part of recall compares that scope with "
-        "Omar's, and what does it do on a mismatch?",
-        "B": "a record of another scope is never left out quietly: section 4 showed the "
-        "candidate stage raising on one rather than skipping it. Look up what CONTRACT.md "
-        "says `read_all()` does with a record of another user_scope.",
-        "D": "the candidate stage would refuse the record (section 4), but it never receives "
-        "it: recall reads the file first. The chapter says the candidate stage checks the "
-        "scope *again* (再次校验): what checked it before?",
-    },
-    why=(
-        "The store checks every line's user_scope against its own while it reads (the "
-        "contract's read_all; the chapter: 读取时 scope 不一致仍会失败). Line 53 is Mei's, so "
-        "Omar's recall raises RemoteMemoryScopeError and the playground shows it in place "
-        "of the hits: a foreign line is an error, never a hit and never a skipped row. The "
-        "candidate stage's check (section 4) is the second of the two."
-    ),
+    hints={letter: say(f"playground.why.hint.{letter}") for letter in "ABD"},
+    why=say("playground.why.why"),
 )
 
 

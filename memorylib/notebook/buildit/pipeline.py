@@ -1,14 +1,12 @@
 """Your pipeline (notebook 06c): your build-it functions run as one recall, beside the library's.
 
-``Pipeline`` holds one function per slot (``SLOTS``): yours where you wrote it, the
-library's where you did not (a function that raises ``NotImplementedError`` on its
-stage's first worked example counts as not written). ``Pipeline.from_notebooks(folder)``
-runs the build-it cell of notebooks 02-06 as SAVED (first line ``# build-it: <stage>``),
-each alone in a fresh namespace. ``recall`` runs normalize -> candidate -> score -> stable
-rank -> render; an exception in one of your functions ends the run with its stage and your
-line, never raised. ``compare`` runs yours and the library's on one input and
-``first_difference`` names the first stage where they differ; ``compare_on_corpus`` does it
-for every labelled query of the course corpus. Leaves out: any view (06c draws its own).
+``Pipeline`` holds one function per slot (``SLOTS``): yours where you wrote it (one that
+raises ``NotImplementedError`` on its stage's first worked example counts as not written),
+the library's elsewhere. ``from_notebooks(folder)`` runs the build-it cell of notebooks 02-06
+as SAVED, each alone. ``recall`` runs the five stages; an exception in one of your functions
+ends the run with its stage and your line. ``compare`` runs yours and the library's, and
+``first_difference`` names the first stage that differs; ``compare_on_corpus`` does it for
+every labelled query of the course corpus.
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ from memorylib.notebook.buildit.ranking import STABLE_RANK_RECALL_CANDIDATES
 from memorylib.notebook.buildit.render import RENDER_RECALL_CONTEXT, parsed_tree
 from memorylib.notebook.buildit.scoring import SCORE_RECALL_CANDIDATE, chapter_breakdown_fields
 from memorylib.notebook.exercises import FunctionExercise, call_line, line_in, same
+from memorylib.notebook.messages import say
 from memorylib.pipeline import empty_reason
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import stable_rank_recall_candidates
@@ -52,17 +51,9 @@ class Slot:
     notebook: str
     exercise: FunctionExercise
 
-    @property
-    def name(self) -> str:  # the contract's name
-        return self.exercise.function
-
-    @property
-    def yours(self) -> str:  # the name in the build-it template
-        return f"my_{self.name}"
-
-    @property
-    def reference(self) -> Callable[..., Any]:
-        return self.exercise.reference
+    name = property(lambda self: self.exercise.function)  # the contract's name
+    yours = property(lambda self: f"my_{self.name}")  # the name in the build-it template
+    reference = property(lambda self: self.exercise.reference)
 
 
 SLOTS: tuple[Slot, ...] = (
@@ -89,16 +80,19 @@ class Choice:
 
 def _choose(slot: Slot, function: object, missing: str) -> Choice:
     if not callable(function):
-        why = missing if function is None else f"{slot.yours} is not a function"
+        why = missing if function is None else say("pipeline.why.not_a_function", name=slot.yours)
         return Choice(slot, slot.reference, False, why)
     try:
         slot.exercise.examples[0].call(function)
     except NotImplementedError:
-        return Choice(slot, slot.reference, False, "not written yet (raises NotImplementedError)")
+        return Choice(slot, slot.reference, False, say("pipeline.why.not_written"))
     except Exception as exc:  # yours, and wrong: the run shows where
-        why = f"yours (raises {type(exc).__name__} on the chapter's example)"
-        return Choice(slot, function, True, why)
-    return Choice(slot, function, True, "yours")
+        return Choice(slot, function, True, say("pipeline.why.raises", error=type(exc).__name__))
+    return Choice(slot, function, True, say("pipeline.why.yours"))
+
+
+def _where(line: str | None) -> str:
+    return " " + say("pipeline.where", line=line) if line else ""
 
 
 # -- reading the build-it cells of saved notebooks -------------------------------------------
@@ -114,50 +108,46 @@ def _run_cell(source: str, filename: str, module: str = "buildit_cell") -> dict[
 
 
 def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[str, str]]:
-    """Run the last build-it cell of each stage notebook saved in ``folder``, alone.
-
-    Returns (the functions found, by contract name; for each slot without one, why:
-    notebook unreadable, no build-it cell, the cell raised, no ``my_<name>`` in it).
-    """
+    """Run the last build-it cell of each stage notebook saved in ``folder``, alone: (the
+    functions found, by contract name; for each slot without one, why)."""
     found: dict[str, Any] = {}
     notes: dict[str, str] = {}
     for notebook in dict.fromkeys(slot.notebook for slot in SLOTS):
         slots = [slot for slot in SLOTS if slot.notebook == notebook]
-        try:
-            cells = json.loads((Path(folder) / notebook).read_text(encoding="utf-8"))["cells"]
-        except (OSError, ValueError, KeyError) as exc:
-            notes.update(
-                {s.name: f"{notebook} could not be read ({type(exc).__name__})" for s in slots}
-            )
-            continue
-        sources = [
-            src
-            for cell in cells
-            if cell.get("cell_type") == "code"
-            and (src := "".join(cell.get("source", "")))
-            and (mark := _MARK.match(src.lstrip())) is not None
-            and mark.group("stage") == slots[0].stage
-        ]
-        if not sources:
-            notes.update(
-                {s.name: f"no '# build-it: {slots[0].stage}' cell in {notebook}" for s in slots}
-            )
-            continue
-        filename, source = f"<{notebook}: build-it cell>", sources[-1]
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        try:
-            namespace = _run_cell(source, filename, f"buildit_{Path(notebook).stem}")
-        except Exception as exc:  # the student's cell: report it, run the reference
-            line = line_in(exc, filename)
-            error = f"its cell in {notebook} raised {type(exc).__name__}: {exc}"
-            notes.update({s.name: error + (f" ({line})" if line else "") for s in slots})
-            continue
+        namespace, problem = _saved_cell(Path(folder), notebook, slots[0].stage)
         for slot in slots:
-            if callable(namespace.get(slot.yours)):
+            if problem is None and callable(namespace.get(slot.yours)):
                 found[slot.name] = namespace[slot.yours]
             else:
-                notes[slot.name] = f"no function {slot.yours} in the build-it cell of {notebook}"
+                no_function = say("pipeline.cell.no_function", name=slot.yours, notebook=notebook)
+                notes[slot.name] = problem or no_function
     return found, notes
+
+
+def _saved_cell(folder: Path, notebook: str, stage: str) -> tuple[dict[str, Any], str | None]:
+    """The namespace of the last build-it cell of ``notebook`` run alone, or why there is none."""
+    try:
+        cells = json.loads((folder / notebook).read_text(encoding="utf-8"))["cells"]
+    except (OSError, ValueError, KeyError) as exc:
+        return {}, say("pipeline.cell.unreadable", notebook=notebook, error=type(exc).__name__)
+    sources = [
+        src
+        for cell in cells
+        if cell.get("cell_type") == "code"
+        and (src := "".join(cell.get("source", "")))
+        and (mark := _MARK.match(src.lstrip())) is not None
+        and mark.group("stage") == stage
+    ]
+    if not sources:
+        return {}, say("pipeline.cell.missing", stage=stage, notebook=notebook)
+    filename, source = f"<{notebook}: build-it cell>", sources[-1]
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        return _run_cell(source, filename, f"buildit_{Path(notebook).stem}"), None
+    except Exception as exc:  # the student's cell: report it, run the reference
+        error = f"{type(exc).__name__}: {exc}"
+        raised = say("pipeline.cell.raised", notebook=notebook, error=error)
+        return {}, raised + _where(line_in(exc, filename))
 
 
 _ALONE: list[str] = []  # the cells being run alone now (a cell may call its own check)
@@ -180,8 +170,7 @@ def run_alone(function: object) -> tuple[object, str | None]:
     try:
         namespace = _run_cell("".join(entry[2]), code.co_filename)
     except Exception as exc:  # the student's cell
-        line = line_in(exc, code.co_filename)
-        return None, f"{type(exc).__name__}: {exc}" + (f" ({line})" if line else "")
+        return None, f"{type(exc).__name__}: {exc}" + _where(line_in(exc, code.co_filename))
     finally:
         _ALONE.remove(code.co_filename)
     alone = namespace.get(name) if isinstance(name, str) else None
@@ -221,7 +210,8 @@ class Pipeline:
 
     @classmethod
     def reference(cls) -> Pipeline:
-        return cls({s.name: Choice(s, s.reference, False, "the reference") for s in SLOTS})
+        why = say("pipeline.why.reference")
+        return cls({s.name: Choice(s, s.reference, False, why) for s in SLOTS})
 
     @classmethod
     def from_functions(cls, **functions: Any) -> Pipeline:
@@ -239,8 +229,8 @@ class Pipeline:
     def _of(cls, functions: Mapping[str, Any], notes: Mapping[str, str]) -> Pipeline:
         unknown = sorted(set(functions) - set(_NAMES))
         if unknown:
-            raise TypeError(f"unknown stage function(s): {unknown}; expected {_NAMES}")
-        missing = "not found" if notes else "not given"
+            raise TypeError(say("pipeline.unknown", unknown=unknown, expected=_NAMES))
+        missing = say("pipeline.why.not_found") if notes else say("pipeline.why.not_given")
         return cls(
             {s.name: _choose(s, functions.get(s.name), notes.get(s.name, missing)) for s in SLOTS}
         )
@@ -262,9 +252,9 @@ class Pipeline:
             except _StageFailed:  # your scorer, called by your ranker
                 raise
             except Exception as exc:
-                where = call_line(exc, choice.function)
-                message = f"{choice.slot.yours} raised {type(exc).__name__}: {exc}"
-                where = f" ({where})" if where else ""
+                error = f"{type(exc).__name__}: {exc}"
+                message = say("pipeline.raised", name=choice.slot.yours, error=error)
+                where = _where(call_line(exc, choice.function))
                 raise _StageFailed(choice.slot.stage, message + where) from exc
 
         return guarded
@@ -275,10 +265,9 @@ class Pipeline:
         normalized = self._run("normalize_text")(checked.text)
         terms = self._run("extract_terms")(normalized)
         if not isinstance(normalized, str) or not isinstance(terms, tuple | list):
-            message = "normalize_text must return a str and extract_terms a tuple of str"
-            raise _StageFailed("normalize", message)
+            raise _StageFailed("normalize", say("pipeline.not_str"))
         if not terms:  # the library found terms (it accepted the query): yours lost them
-            message = f"no terms for {checked.text[:60]!r}; the library's are {list(checked.terms)}"
+            message = say("pipeline.no_terms", text=checked.text[:60], terms=list(checked.terms))
             raise _StageFailed("normalize", message)
         return dataclasses.replace(checked, normalized_text=normalized, terms=tuple(terms))
 
@@ -306,10 +295,9 @@ class Pipeline:
     def recall(
         self, text: str, records: Iterable[Any], *, as_of: datetime | str, **fields: Any
     ) -> PipelineRun:
-        """normalize -> candidate -> score -> stable rank -> render over ``records``; ``fields``:
-        ``user_scope``, and ``limit`` (5) and ``query_id`` ("q-yours"). A typed rejection of
-        the query raises as in the library; an exception in one of YOUR functions ends the run
-        with ``failed_stage`` and ``error`` set."""
+        """The five stages over ``records``; ``fields``: ``user_scope``, ``limit`` (5),
+        ``query_id`` ("q-yours"). The library's rejections of the query raise; an exception
+        in one of YOUR functions ends the run with ``failed_stage`` and ``error`` set."""
         moment = parse_timestamp(as_of, "as_of")
         checks = {
             "limit": 5,
@@ -319,14 +307,12 @@ class Pipeline:
         }
         query = found = result = None
         try:
-            query = self._query(text, **checks)
-            found = self._run("build_recall_candidates")(query, tuple(records))
+            query = self._query(text, **checks)  # 1. normalize
+            found = self._run("build_recall_candidates")(query, tuple(records))  # 2. candidate
             if not isinstance(found, CandidateSet):
-                message = (
-                    f"build_recall_candidates returned {type(found).__name__}, not a CandidateSet"
-                )
+                message = say("pipeline.not_candidates", kind=type(found).__name__)
                 raise _StageFailed("candidate", message)
-            hits = tuple(self._rank(query, tuple(found.candidates), moment))
+            hits = tuple(self._rank(query, tuple(found.candidates), moment))  # 3. and 4.
             result = RecallResult(
                 query=query,
                 hits=hits,
@@ -335,7 +321,7 @@ class Pipeline:
                 empty_reason=empty_reason(hits, len(found.candidates)),
                 retracted_records=found.retracted_records,
             )
-            context = self._run("render_recall_context")(result)
+            context = self._run("render_recall_context")(result)  # 5. render
         except _StageFailed as failed:
             return PipelineRun(query, found, result, None, failed.stage, str(failed))
         return PipelineRun(query, found, result, context)
@@ -355,33 +341,38 @@ def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, s
     or None. ``same`` is the exercises' one comparison: equal, floats within 1e-6."""
     if yours.error is not None:  # one of your functions raised: the stage it ran in
         return (yours.failed_stage or "?", yours.error)
-    # normalize: the normalized text and the terms
+    # normalize: the normalized text, then the terms
     ref, mine = reference.query, yours.query
-    if (ref.normalized_text, ref.terms) != (mine.normalized_text, mine.terms):
-        return ("normalize", f"terms {ref.terms} vs yours {mine.terms}")
+    if ref.normalized_text != mine.normalized_text:
+        texts = {"expected": ref.normalized_text, "got": mine.normalized_text}
+        return ("normalize", say("pipeline.differs.normalized", **texts))
+    if ref.terms != mine.terms:
+        return ("normalize", say("pipeline.differs.terms", expected=ref.terms, got=mine.terms))
     # candidate: searched and retracted counts, and which records matched which terms
     runs = []
     for run in (reference, yours):
         matched = [(c.record.memory_id, tuple(c.matched_terms)) for c in run.candidates.candidates]
         runs.append((run.candidates.searched_records, run.candidates.retracted_records, matched))
     if runs[0] != runs[1]:
-        (n, _, ref_ids), (m, _, ids) = runs
-        detail = f"searched {n}, candidates {[i for i, _ in ref_ids]} vs yours: searched {m}, "
-        return ("candidate", detail + f"candidates {[i for i, _ in ids]}")
+        (n, _, expected), (m, _, got) = runs
+        ids = {"expected": [i for i, _ in expected], "got": [i for i, _ in got]}
+        return ("candidate", say("pipeline.differs.candidate", n=n, m=m, **ids))
     # score: the chapter's seven breakdown fields of each hit both runs have
     ref_hits, hits = reference.result.hits, yours.result.hits
     scored = {h.memory_id: chapter_breakdown_fields(h.score_breakdown) for h in ref_hits}
     for hit in hits:
         expected, got = scored.get(hit.memory_id), chapter_breakdown_fields(hit.score_breakdown)
         if expected is not None and not same(expected, got):
-            return ("score", f"{hit.memory_id}: total {expected['total']} vs yours {got['total']}")
+            totals = {"expected": expected["total"], "got": got["total"]}
+            return ("score", say("pipeline.differs.score", memory_id=hit.memory_id, **totals))
     # stable rank: the hits, every field of each, in order
     if not same(ref_hits, hits):
         listed = [
-            ", ".join(f"#{h.rank} {h.memory_id} {h.score_breakdown.total}" for h in run) or "none"
+            ", ".join(f"#{h.rank} {h.memory_id} {h.score_breakdown.total}" for h in run)
+            or say("pipeline.no_hits")
             for run in (ref_hits, hits)
         ]
-        return ("stable rank", f"{listed[0]} vs yours {listed[1]}")
+        return ("stable rank", say("pipeline.differs.rank", expected=listed[0], got=listed[1]))
     # render: what an XML parser reads ("" only equals ""), against the library's block,
     # or, failing that, the library's render of YOUR result
     if not _same_context(reference.context, yours.context):
@@ -390,7 +381,7 @@ def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, s
         except Exception:  # hits the library cannot render: judged against its own run only
             library = None
         if not _same_context(library, yours.context):
-            return ("render", "the rendered context reads differently to an XML parser")
+            return ("render", say("pipeline.differs.render"))
     return None
 
 
@@ -432,14 +423,13 @@ class CorpusComparison:
     @property
     def summary(self) -> str:
         total, differing = len(self.frame), self.differences["first difference"]
-        text = (
-            f"{total} labelled queries of {self.frame['user'].nunique()} users: "
-            f"{total - len(differing)} give the same result at every stage, "
-            f"{len(differing)} differ."
-        )
+        text = say(
+            "pipeline.corpus.summary", total=total, users=self.frame["user"].nunique(),
+            same=total - len(differing), differ=len(differing),
+        )  # fmt: skip
         counts = differing.value_counts()
-        where = [f"{stage} {counts[stage]}" for stage in STAGES if stage in counts]
-        return text + (" First difference at: " + ", ".join(where) + "." if where else "")
+        where = ", ".join(f"{stage} {counts[stage]}" for stage in STAGES if stage in counts)
+        return text + (" " + say("pipeline.corpus.where", where=where) if where else "")
 
 
 def compare_on_corpus(pipeline: Pipeline, *, limit: int = 5) -> CorpusComparison:
