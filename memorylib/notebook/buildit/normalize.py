@@ -1,6 +1,4 @@
-"""Stage 1 exercises (notebook 02) against ``memorylib.query``: the build-it ``normalize_text``
-and ``extract_terms``, and the "Your turn" ``check_predicted_terms``. ``named`` and ``mistakes``
-read any stage's worked examples and mistakes from the catalogue."""
+"""Notebook 02: the build-its ``normalize_text``, ``extract_terms``; ``check_predicted_terms``."""
 
 from __future__ import annotations
 
@@ -18,7 +16,6 @@ from memorylib.notebook import exercises as ex
 from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, is_cjk, is_word_char, normalize_text, term_occurrences
 
-__all__ = ["EXERCISE_TEXT", "EXTRACT_TERMS", "NORMALIZE_TEXT", "check_predicted_terms"]
 _Said = Callable[[str], str]
 
 
