@@ -136,13 +136,12 @@ def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> ex.Check
             return ex.right(say("normalize.predict.right", expected=expected))
         if sorted(set(given)) == list(expected):
             return ex.wrong(say("normalize.predict.repeat"))
-        hints = []
-        if any(t != t.casefold() for t in given):
-            hints.append(say("normalize.predict.casefold"))
-        if any("\uff01" <= c <= "\uff5e" for t in given for c in t):
-            hints.append(say("normalize.predict.nfkc"))
-        if any(len(t) > 2 and all(map(is_cjk, t)) for t in given):
-            hints.append(say("normalize.predict.bigrams"))
+        seen = {
+            "casefold": any(t != t.casefold() for t in given),
+            "nfkc": any("\uff01" <= c <= "\uff5e" for t in given for c in t),
+            "bigrams": any(len(t) > 2 and all(map(is_cjk, t)) for t in given),
+        }
+        hints = [say(f"normalize.predict.{key}") for key, found in seen.items() if found]
         missing = sum(t not in given for t in expected)
         extra = sum(t not in expected for t in given)
         hints = hints or [say("normalize.predict.counts", missing=missing, extra=extra)]

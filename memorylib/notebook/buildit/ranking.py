@@ -211,10 +211,8 @@ def _tie_keys() -> dict[str, tuple[float, float, int, str]]:
 
 def check_tie_order(answer: object) -> ex.CheckResult:
     """05's "Your turn": the six memory_ids in stable-rank order; else the first wrong place."""
-    query, records = tie_exercise()
-    found = build_recall_candidates(query, records)
-    hits = stable_rank_recall_candidates(query, found, as_of=COURSE_AS_OF)
-    correct = tuple(h.memory_id for h in hits)
+    keys = _tie_keys()  # in storage order: each of the six records is a candidate
+    correct = tuple(sorted(keys, key=keys.__getitem__))
 
     def judge(answer: object) -> ex.CheckResult:
         given = tuple(map(str, ex.expect_sequence(answer, say("ranking.tie.described"), item=str)))
@@ -222,8 +220,7 @@ def check_tie_order(answer: object) -> ex.CheckResult:
             return ex.right(say("ranking.tie.right", order=" > ".join(correct)))
         if sorted(given) != sorted(correct):
             return ex.wrong(say("ranking.tie.once", ids=", ".join(sorted(correct))))
-        keys = _tie_keys()
-        if list(given) == sorted((r.memory_id for r in records), key=lambda m: keys[m][0]):
+        if list(given) == sorted(keys, key=lambda m: keys[m][0]):
             return ex.wrong(say("ranking.tie.naive"))
         place = next(n for n, (g, c) in enumerate(zip(given, correct, strict=True)) if g != c)
         yours, due = keys[given[place]], keys[correct[place]]
