@@ -14,6 +14,7 @@ from memorylib.datasets import COURSE_AS_OF
 from memorylib.interface import new_memory, user_scope_for
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
+from memorylib.notebook.buildit.normalize import mistakes
 from memorylib.notebook.messages import say
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import hit_from, rank_key, stable_rank_recall_candidates
@@ -110,19 +111,16 @@ def _variant(
     return rank
 
 
-MISTAKES = tuple(
-    ex.Mistake(say(f"ranking.mistake.{key}"), say(f"ranking.mistake.{key}.hint"), variant)
-    for key, variant in (
-        ("storage", _variant("-total")), ("two_keys", _variant("-total +id")),
-        ("no_coverage", _variant("-total -time +id")),
-        ("time_asc", _variant("-total -coverage +time +id")),
-        ("time_text", _variant("-total -coverage -text +id")),
-        ("id_desc", _variant("-total -coverage -time -id")),
-        ("total_asc", _variant("+total -coverage -time +id")),
-        ("rank0", _variant(first_rank=0)), ("no_limit", _variant(extra=None)),
-        ("extra", _variant(extra=1)), ("content", _variant(snippet="content")),
-    )
-)  # fmt: skip
+MISTAKES = mistakes(lambda key: say(f"ranking.mistake.{key}"), {
+    "storage": _variant("-total"), "two_keys": _variant("-total +id"),
+    "no_coverage": _variant("-total -time +id"),
+    "time_asc": _variant("-total -coverage +time +id"),
+    "time_text": _variant("-total -coverage -text +id"),
+    "id_desc": _variant("-total -coverage -time -id"),
+    "total_asc": _variant("+total -coverage -time +id"),
+    "rank0": _variant(first_rank=0), "no_limit": _variant(extra=None),
+    "extra": _variant(extra=1), "content": _variant(snippet="content"),
+})  # fmt: skip
 
 
 def _examples() -> tuple[ex.Named, ...]:

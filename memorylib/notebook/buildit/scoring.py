@@ -18,6 +18,7 @@ from memorylib.errors import RemoteMemoryValidationError
 from memorylib.interface import new_memory
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
+from memorylib.notebook.buildit.normalize import mistakes
 from memorylib.notebook.messages import say
 from memorylib.pipeline import recall_pipeline
 from memorylib.query import normalize_recall_query, normalize_text
@@ -126,18 +127,14 @@ def _variant(
     return score
 
 
-MISTAKES = tuple(
-    ex.Mistake(say(f"scoring.mistake.{key}"), say(f"scoring.mistake.{key}.hint"), variant)
-    for key, variant in (
-        ("exp", _variant("exp")), ("half_life", _variant("half-life")),
-        ("window", _variant("no-window")), ("clamp", _variant(clamp=False)),
-        ("whole_days", _variant(whole_days=True)), ("stored", _variant(stored=True)),
-        ("coverage_record", _variant(coverage="record")),
-        ("coverage_any", _variant(coverage="any")), ("weights", _variant(weights=(0.15, 0.85))),
-        ("total", _variant(total="raw")), ("rounded", _variant(rounded=False)),
-        ("query", _variant(check_query=False)),
-    )
-)  # fmt: skip
+MISTAKES = mistakes(lambda key: say(f"scoring.mistake.{key}"), {
+    "exp": _variant("exp"), "half_life": _variant("half-life"), "window": _variant("no-window"),
+    "clamp": _variant(clamp=False), "whole_days": _variant(whole_days=True),
+    "stored": _variant(stored=True), "coverage_record": _variant(coverage="record"),
+    "coverage_any": _variant(coverage="any"), "weights": _variant(weights=(0.15, 0.85)),
+    "total": _variant(total="raw"), "rounded": _variant(rounded=False),
+    "query": _variant(check_query=False),
+})  # fmt: skip
 
 
 def _examples() -> tuple[ex.Named, ...]:
