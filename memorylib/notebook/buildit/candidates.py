@@ -1,7 +1,4 @@
-"""Stage 2 exercises (notebook 03): the build-it ``build_recall_candidates``, checked against
-``memorylib.candidates`` on what the contract fixes (not the BM25 counts), and the "Your turn"
-``check_quiet_query`` (stretch: ``check_cache_query``): a rewrite that keeps the target a
-candidate among few, through two of its terms (two of ``CACHE_WORDS``, in the stretch)."""
+"""Notebook 03: the build-it ``build_recall_candidates``; ``check_quiet_query`` (and cache)."""
 
 from __future__ import annotations
 
@@ -24,8 +21,6 @@ from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, normalize_recall_query, normalize_text
 from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
 from memorylib.timestamps import parse_timestamp
-
-__all__ = ["BUILD_RECALL_CANDIDATES", "CACHE_WORDS", "check_cache_query", "check_quiet_query"]
 
 # the query's words, and record words that test them (plain ones first: hypothesis shrinks
 # towards them): other case, fullwidth, punctuation, longer words, Chinese

@@ -1,6 +1,4 @@
-"""Stage 1 exercises (notebook 02) against ``memorylib.query``: the build-it ``normalize_text``
-and ``extract_terms``, and the "Your turn" ``check_predicted_terms``. ``named`` and ``mistakes``
-read any stage's worked examples and mistakes from the catalogue."""
+"""Notebook 02: the build-its ``normalize_text``, ``extract_terms``; ``check_predicted_terms``."""
 
 from __future__ import annotations
 
@@ -18,7 +16,6 @@ from memorylib.notebook import exercises as ex
 from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, is_cjk, is_word_char, normalize_text, term_occurrences
 
-__all__ = ["EXERCISE_TEXT", "EXTRACT_TERMS", "NORMALIZE_TEXT", "check_predicted_terms"]
 _Said = Callable[[str], str]
 
 
@@ -139,13 +136,12 @@ def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> ex.Check
             return ex.right(say("normalize.predict.right", expected=expected))
         if sorted(set(given)) == list(expected):
             return ex.wrong(say("normalize.predict.repeat"))
-        hints = []
-        if any(t != t.casefold() for t in given):
-            hints.append(say("normalize.predict.casefold"))
-        if any("\uff01" <= c <= "\uff5e" for t in given for c in t):
-            hints.append(say("normalize.predict.nfkc"))
-        if any(len(t) > 2 and all(map(is_cjk, t)) for t in given):
-            hints.append(say("normalize.predict.bigrams"))
+        seen = {
+            "casefold": any(t != t.casefold() for t in given),
+            "nfkc": any("\uff01" <= c <= "\uff5e" for t in given for c in t),
+            "bigrams": any(len(t) > 2 and all(map(is_cjk, t)) for t in given),
+        }
+        hints = [say(f"normalize.predict.{key}") for key, found in seen.items() if found]
         missing = sum(t not in given for t in expected)
         extra = sum(t not in expected for t in given)
         hints = hints or [say("normalize.predict.counts", missing=missing, extra=extra)]

@@ -1,6 +1,4 @@
-"""Notebook 06b's "Your turn" (no build-it: the profile takes no stage of the pipeline):
-which snapshot does a new session get? Each call appends its records to a fresh store, the
-"store holds" of ``PROFILE_SCENARIOS``; the truth is the library's selection."""
+"""Notebook 06b's "Your turn": which profile snapshot does a new session get?"""
 
 import operator
 from typing import Any
@@ -47,9 +45,7 @@ PROFILE_SCENARIOS: dict[str, tuple[str, str, tuple[dict[str, Any], ...]]] = {
 
 
 def profile_exercise_truth() -> dict[str, str | None]:
-    """The memory_id of the snapshot each call's new session gets, or None: the library's
-    selection (``latest_profile_of``, which ``build_system_prompt`` injects) over the call's
-    fresh store, its records made as ``append`` makes them."""
+    """Label -> the memory_id ``latest_profile_of`` picks in the call's fresh store, or None."""
     truth = {}
     for label, (_, _, appended) in PROFILE_SCENARIOS.items():
         kept = [r for r in fx.chapter_records() if label in _SEEDED or r.kind != "profile"]
@@ -60,8 +56,7 @@ def profile_exercise_truth() -> dict[str, str | None]:
 
 
 def check_profile_predictions(answer: object) -> ex.CheckResult:
-    """06b's self-check: "A".."F" -> the injected memory_id or None; one hint per wrong label.
-    The placeholder names the shape only: no candidate memory_id, no label with a value."""
+    """06b's self-check: "A".."F" -> the injected memory_id or None; one hint per wrong label."""
 
     def judge(answer: object) -> ex.CheckResult:
         given = ex.expect_labels(answer, PROFILE_SCENARIOS, say("profile.described"))

@@ -1,6 +1,4 @@
-"""Stage 4 exercises (notebook 05): the build-it ``stable_rank_recall_candidates`` (every field
-of every hit, in order, on candidates built to tie: shared capture times, captures after
-``as_of``, two half a second apart whose ISO texts sort the wrong way), and ``check_tie_order``."""
+"""Notebook 05: the build-it ``stable_rank_recall_candidates``; ``check_tie_order``."""
 
 from __future__ import annotations
 
@@ -16,14 +14,13 @@ from memorylib.datasets import COURSE_AS_OF
 from memorylib.interface import new_memory, user_scope_for
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
+from memorylib.notebook.buildit.normalize import mistakes
 from memorylib.notebook.messages import say
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import hit_from, rank_key, stable_rank_recall_candidates
 from memorylib.records import MemoryKind, MemorySource, RecallHit, RecallQuery, RecallScope
 from memorylib.scoring import score_recall_candidate
 from memorylib.timestamps import TEACHING_AS_OF, epoch_micros
-
-__all__ = ["ALONE_HINT", "STABLE_RANK_RECALL_CANDIDATES", "check_tie_order", "tie_exercise"]
 
 TERMS = ("cache", "index", "memory", "recall")
 # days before as_of: shared values make ties; negative ones are after as_of (age 0)
@@ -49,12 +46,10 @@ def _calls(draw: st.DrawFn) -> ex.Call:
 
 
 def _read(result: Any, call: ex.Call) -> tuple[RecallHit, ...]:
+    if isinstance(result, list):
+        raise ex.Malformed(say("ranking.read.list"))
     if not isinstance(result, tuple):
-        kind = type(result).__name__
-        listed = isinstance(result, list)
-        raise ex.Malformed(
-            say("ranking.read.list") if listed else say("ranking.read.type", kind=kind)
-        )
+        raise ex.Malformed(say("ranking.read.type", kind=type(result).__name__))
     if others := [hit for hit in result if not isinstance(hit, RecallHit)]:
         raise ex.Malformed(say("ranking.read.hit", kind=type(others[0]).__name__))
     return result
@@ -78,10 +73,8 @@ def _show_call(name: str, call: ex.Call) -> str:
         values = dict(memory_id=c.record.memory_id, matched=len(c.matched_terms), n=n,
                       captured=c.record.source.captured_at, total=b.total,
                       coverage=b.lexical_coverage)  # fmt: skip
-        one = n == 1
-        rows.append(
-            say("ranking.call.row.one", **values) if one else say("ranking.call.row", **values)
-        )
+        row = say("ranking.call.row.one", **values) if n == 1 else say("ranking.call.row", **values)
+        rows.append(row)
     head = say("ranking.call", name=name, as_of=as_of, limit=query.limit, count=len(candidates))
     return head + "\n" + ("\n".join(rows) or say("ranking.call.none"))
 
@@ -118,19 +111,16 @@ def _variant(
     return rank
 
 
-MISTAKES = tuple(
-    ex.Mistake(say(f"ranking.mistake.{key}"), say(f"ranking.mistake.{key}.hint"), variant)
-    for key, variant in (
-        ("storage", _variant("-total")), ("two_keys", _variant("-total +id")),
-        ("no_coverage", _variant("-total -time +id")),
-        ("time_asc", _variant("-total -coverage +time +id")),
-        ("time_text", _variant("-total -coverage -text +id")),
-        ("id_desc", _variant("-total -coverage -time -id")),
-        ("total_asc", _variant("+total -coverage -time +id")),
-        ("rank0", _variant(first_rank=0)), ("no_limit", _variant(extra=None)),
-        ("extra", _variant(extra=1)), ("content", _variant(snippet="content")),
-    )
-)  # fmt: skip
+MISTAKES = mistakes(lambda key: say(f"ranking.mistake.{key}"), {
+    "storage": _variant("-total"), "two_keys": _variant("-total +id"),
+    "no_coverage": _variant("-total -time +id"),
+    "time_asc": _variant("-total -coverage +time +id"),
+    "time_text": _variant("-total -coverage -text +id"),
+    "id_desc": _variant("-total -coverage -time -id"),
+    "total_asc": _variant("+total -coverage -time +id"),
+    "rank0": _variant(first_rank=0), "no_limit": _variant(extra=None),
+    "extra": _variant(extra=1), "content": _variant(snippet="content"),
+})  # fmt: skip
 
 
 def _examples() -> tuple[ex.Named, ...]:
@@ -193,8 +183,7 @@ TIE_ROWS: tuple[tuple[str, str, str], ...] = (
 
 @functools.cache
 def tie_exercise() -> tuple[RecallQuery, tuple[Any, ...]]:
-    """The exercise's query (limit 6, a fixed query_id, issued at ``COURSE_AS_OF``) and its
-    six conversation records, in storage order."""
+    """The exercise's query (limit 6) and its six conversation records, in storage order."""
     scope = user_scope_for("exercise-user")
     records = tuple(
         new_memory(user_scope=scope, kind=MemoryKind.CONVERSATION, memory_id=memory_id,
@@ -219,12 +208,9 @@ def _tie_keys() -> dict[str, tuple[float, float, int, str]]:
 
 
 def check_tie_order(answer: object) -> ex.CheckResult:
-    """Notebook 05's "Your turn": the six memory_ids in stable-rank order; a wrong list gets the
-    first wrong place and the key that decides it there."""
-    query, records = tie_exercise()
-    found = build_recall_candidates(query, records)
-    hits = stable_rank_recall_candidates(query, found, as_of=COURSE_AS_OF)
-    correct = tuple(h.memory_id for h in hits)
+    """05's "Your turn": the six memory_ids in stable-rank order; else the first wrong place."""
+    keys = _tie_keys()  # in storage order: each of the six records is a candidate
+    correct = tuple(sorted(keys, key=keys.__getitem__))
 
     def judge(answer: object) -> ex.CheckResult:
         given = tuple(map(str, ex.expect_sequence(answer, say("ranking.tie.described"), item=str)))
@@ -232,8 +218,7 @@ def check_tie_order(answer: object) -> ex.CheckResult:
             return ex.right(say("ranking.tie.right", order=" > ".join(correct)))
         if sorted(given) != sorted(correct):
             return ex.wrong(say("ranking.tie.once", ids=", ".join(sorted(correct))))
-        keys = _tie_keys()
-        if list(given) == sorted((r.memory_id for r in records), key=lambda m: keys[m][0]):
+        if list(given) == sorted(keys, key=lambda m: keys[m][0]):
             return ex.wrong(say("ranking.tie.naive"))
         place = next(n for n, (g, c) in enumerate(zip(given, correct, strict=True)) if g != c)
         yours, due = keys[given[place]], keys[correct[place]]

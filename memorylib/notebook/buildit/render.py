@@ -1,6 +1,4 @@
-"""Notebook 06: the build-it of stage 5, ``render_recall_context`` (what a parser reads is
-compared, not layout; results of the library's pipeline over text holding ``< > & " '``),
-and the "Your turn" ``check_render_predictions``: what reaches the model on each path."""
+"""Notebook 06: the build-it ``render_recall_context``; ``check_render_predictions``."""
 
 import html
 import re
@@ -46,8 +44,7 @@ def _calls(draw: st.DrawFn) -> ex.Call:
 
 
 def parsed_tree(text: str) -> dict[str, Any]:
-    """What a parser reads in ``text`` (no layout whitespace, attribute order or quotes):
-    ``{tag: {attribute: value, child tag: (child, ...), "text": text}}``, or ParseError."""
+    """What a parser reads in ``text``: ``{tag: {attribute: value, child tag: (child, ...)}}``."""
 
     def element(node: ET.Element) -> dict[str, Any]:
         found: dict[str, Any] = dict(node.attrib)
@@ -99,8 +96,7 @@ def _pick(value: object, *names: str) -> dict[str, str]:
 
 
 def _variant(edit=lambda root, result: None, text=lambda xml: xml, *, wrapper=False):
-    """A mistake: the contract's block as an ``ET`` tree (which escapes every value), with the
-    tree ``edit``ed, the written ``text`` changed, or (``wrapper``) no hits as an empty one."""
+    """A mistake: the contract's block as an ``ET`` tree (escaping every value), changed."""
 
     def render(result: RecallResult) -> str:
         if not result.hits and not wrapper:
@@ -194,9 +190,7 @@ _SNIPPETS = {  # where the target's snippet stands in the block, and in the JSON
 
 
 def render_exercise_truth() -> dict[str, int | str | None]:
-    """What reaches the model for each call, by the library: the tool's JSON text (what
-    ``recall_history`` returns) and the rendered block, over the teaching records plus
-    ``RENDER_RECORD`` at ``TEACHING_AS_OF``."""
+    """Label -> what reaches the model (the tool's JSON text, or the block), by the library."""
     records = (*fx.chapter_records(), new_memory(user_scope=fx.CHAPTER_SCOPE, **RENDER_RECORD))
     truth: dict[str, int | str | None] = {}
     for label, (asked, text, limit) in RENDER_CALLS.items():
@@ -213,9 +207,7 @@ def render_exercise_truth() -> dict[str, int | str | None]:
 
 
 def check_render_predictions(answer: object) -> ex.CheckResult:
-    """06's self-check: "A".."E" -> the predicted text (A, B: every character, outer spaces
-    aside; B may keep the JSON string's quotes) or count (C-E, or "rejected"); one hint per
-    wrong label."""
+    """06's self-check: "A".."E" -> the snippet text (A, B) or the count of hits (C-E)."""
 
     def judge(answer: object) -> ex.CheckResult:
         given = ex.expect_labels(answer, RENDER_CALLS, say("render.described"))

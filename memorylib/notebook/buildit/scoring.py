@@ -1,6 +1,4 @@
-"""Stage 3 exercises (notebook 04): the build-it ``score_recall_candidate`` (the chapter's seven
-fields, floats within one unit of the 6th place; generated captures from 400 days before ``as_of``
-to 3 after, stored later), and the "Your turn" ``check_q11_note``: a note scored for q-11."""
+"""Notebook 04: the build-it ``score_recall_candidate``; ``check_q11_note``."""
 
 from __future__ import annotations
 
@@ -20,15 +18,13 @@ from memorylib.errors import RemoteMemoryValidationError
 from memorylib.interface import new_memory
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
+from memorylib.notebook.buildit.normalize import mistakes
 from memorylib.notebook.messages import say
 from memorylib.pipeline import recall_pipeline
 from memorylib.query import normalize_recall_query, normalize_text
 from memorylib.records import MemoryKind, MemorySource, RecallScoreBreakdown
 from memorylib.scoring import score_recall_candidate
 from memorylib.timestamps import SECONDS_PER_DAY, TEACHING_AS_OF, age_in_days, parse_timestamp
-
-__all__ = ["FIELDS", "Q11_NOTE", "Q11_PARTS", "Q11_RECORD", "SCORE_RECALL_CANDIDATE"]
-__all__ += ["chapter_breakdown_fields", "check_q11_note"]
 
 TERMS = ("cache", "index", "layered", "memory", "recall", "sqlite", "wal")
 FIELDS = ("matched_terms", "query_term_count", "lexical_coverage", "recency")
@@ -131,18 +127,14 @@ def _variant(
     return score
 
 
-MISTAKES = tuple(
-    ex.Mistake(say(f"scoring.mistake.{key}"), say(f"scoring.mistake.{key}.hint"), variant)
-    for key, variant in (
-        ("exp", _variant("exp")), ("half_life", _variant("half-life")),
-        ("window", _variant("no-window")), ("clamp", _variant(clamp=False)),
-        ("whole_days", _variant(whole_days=True)), ("stored", _variant(stored=True)),
-        ("coverage_record", _variant(coverage="record")),
-        ("coverage_any", _variant(coverage="any")), ("weights", _variant(weights=(0.15, 0.85))),
-        ("total", _variant(total="raw")), ("rounded", _variant(rounded=False)),
-        ("query", _variant(check_query=False)),
-    )
-)  # fmt: skip
+MISTAKES = mistakes(lambda key: say(f"scoring.mistake.{key}"), {
+    "exp": _variant("exp"), "half_life": _variant("half-life"), "window": _variant("no-window"),
+    "clamp": _variant(clamp=False), "whole_days": _variant(whole_days=True),
+    "stored": _variant(stored=True), "coverage_record": _variant(coverage="record"),
+    "coverage_any": _variant(coverage="any"), "weights": _variant(weights=(0.15, 0.85)),
+    "total": _variant(total="raw"), "rounded": _variant(rounded=False),
+    "query": _variant(check_query=False),
+})  # fmt: skip
 
 
 def _examples() -> tuple[ex.Named, ...]:
@@ -185,8 +177,7 @@ Q11_PARTS = ("matched_terms", "lexical_coverage", "age_days", *FLOATS[1:])
 
 @functools.cache
 def _q11() -> tuple[Any, ...]:
-    """Mei's records, q-11's query, the note as a record of hers, q-11's as_of, its hits (the
-    notebook shows them), every candidate's total, and the note's parts (the library's)."""
+    """Records, query, note, as_of, hits, every candidate's total, the note's parts (q-11's)."""
     # fmt: off
     (labelled,) = [q for q in load_labelled_queries() if q.query_id == Q11]
     records, as_of, note = course_records(labelled.user_id), labelled.as_of, Q11_NOTE
@@ -234,9 +225,7 @@ def _near(value: float | None, bad: object) -> bool:
 
 
 def _q11_hints(given: dict[str, object]) -> dict[str, str]:
-    """One hint per part: that of the first wrong value the given one matches, else the
-    part's rule. A part is also read against the student's own earlier parts: a recency
-    right for their wrong age says so."""
+    """Per part, the hint of the first wrong value the given one matches, else the rule."""
     _, query, note, as_of, hits, totals, t = _q11()
     moment = parse_timestamp(as_of, "as_of")
     days, stored = ((moment - parse_timestamp(Q11_NOTE[k], k)).total_seconds() / SECONDS_PER_DAY
@@ -315,8 +304,7 @@ def _q11_hints(given: dict[str, object]) -> dict[str, str]:
 
 
 def check_q11_note(answer: object) -> ex.CheckResult:
-    """Notebook 04's "Your turn": ``answer`` maps each of ``Q11_PARTS`` to the note's value; a
-    wrong part gets one line with its hint, and what is given so far is graded."""
+    """04's "Your turn": each of ``Q11_PARTS`` -> the note's value; graded as given so far."""
 
     def judge(answer: object) -> ex.CheckResult:
         keys = list(Q11_PARTS)
