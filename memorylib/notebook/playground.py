@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -36,26 +36,23 @@ GENERATED_RECORDS = 10_000
 USERS: tuple[str, ...] = (CHAPTER_USER, *COURSE_USERS)
 
 
-@dataclass(frozen=True)
-class DatasetSpec:
-    key: str
+class DatasetSpec(NamedTuple):
     as_of: str  # the dataset's clock: the playground's default as_of for it
     default_user: str
-
-    @property
-    def label(self) -> str:
-        return say(f"playground.dataset.{self.key}", records=GENERATED_RECORDS)
-
-    @property
-    def about(self) -> str:
-        return say(f"playground.about.{self.key}", records=GENERATED_RECORDS)
+    label: str
+    about: str
 
 
+# memorylib.synthetic's newest capture is a day and a half before TEACHING_AS_OF
+_CLOCKS = {"chapter": TEACHING_AS_OF, "course": COURSE_AS_OF, "generated": TEACHING_AS_OF}
 DATASETS: dict[str, DatasetSpec] = {
-    "chapter": DatasetSpec("chapter", TEACHING_AS_OF, CHAPTER_USER),
-    "course": DatasetSpec("course", COURSE_AS_OF, COURSE_USERS[0]),
-    # memorylib.synthetic's newest capture is a day and a half before TEACHING_AS_OF
-    "generated": DatasetSpec("generated", TEACHING_AS_OF, COURSE_USERS[0]),
+    key: DatasetSpec(
+        as_of,
+        CHAPTER_USER if key == "chapter" else COURSE_USERS[0],
+        say(f"playground.dataset.{key}", records=GENERATED_RECORDS),
+        say(f"playground.about.{key}", records=GENERATED_RECORDS),
+    )
+    for key, as_of in _CLOCKS.items()
 }
 
 
@@ -118,9 +115,6 @@ class PlaygroundCatalog:
         return write_synthetic_store(
             empty.path, self.generated_records, seed=seed, user_id=user, bulk=True
         )
-
-
-# -- the model: a state in, a view out --------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -258,9 +252,6 @@ def as_of_on(day: date, dataset: str) -> str:
     return f"{day.isoformat()}T{clock.strftime('%H:%M:%S')}Z"
 
 
-# -- the view as text, HTML and SVG -------------------------------------------------------------
-
-
 def summary_text(view: PlaygroundView) -> str:
     """The dataset and user, then the normalized query, the policy and the funnel."""
     s = view.state
@@ -395,18 +386,13 @@ def playground_svg(view: PlaygroundView) -> str:
     return "".join([*parts, "</svg>"])
 
 
-# -- the widget box ------------------------------------------------------------------------------
-
 _LABELS = ("query", "dataset", "user", "limit", "as_of", "scorer", "lexical", "recency", "window")
 
 
 class PlaygroundApp:
     """ipywidgets inputs wired to ``playground_view``; every change redraws every output.
 
-    ``app.set(...)`` changes inputs from code with one refresh; ``app.timings`` times the last
-    one (``recall_view_ms``: recall and view model; ``refresh_ms``: that and every panel); a
-    test passes a failing ``view``. HTML widgets only: an Output widget can stall headless runs.
-    """
+    HTML widgets only: an Output widget's routed messages can stall headless runs."""
 
     def __init__(
         self,
@@ -465,20 +451,12 @@ class PlaygroundApp:
         self.refresh()
 
     def _read_state(self) -> PlaygroundState:
-        day = self.as_of.value
-        return replace(
-            self.state,
-            query=self.query.value,
-            dataset=self.dataset.value,
-            user=self.user.value,
-            limit=int(self.limit.value),
-            # no date picked: an empty as_of, which recall rejects with a typed error
-            as_of=as_of_on(day, self.dataset.value) if day is not None else "",
-            scorer=str(self.scorer.value),
-            lexical_weight=float(self.lexical.value),
-            recency_weight=float(self.recency.value),
-            recency_window_days=float(self.window.value),
-        )
+        values = {field: control.value for field, control in self._controls.items()}
+        day = values["as_of"]
+        # no date picked: an empty as_of, which recall rejects with a typed error
+        values["as_of"] = as_of_on(day, values["dataset"]) if day is not None else ""
+        values["recency_window_days"] = float(values["recency_window_days"])
+        return replace(self.state, **values)
 
     def _quietly(self, options: list[tuple[str, str]] | None = None, **values: Any) -> None:
         """Set inputs by state field (the scorer menu's ``options`` first), not refreshing."""
@@ -552,8 +530,6 @@ class PlaygroundApp:
             hook(self)
 
 
-# -- your pipeline beside the library's (notebook 06c's capstone) --------------------------------
-
 AUTO_RECORDS = 2_000  # your pipeline reads every record per query: larger stores are skipped
 _CHAPTER = ScoringPolicy()
 
@@ -569,13 +545,9 @@ def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
     by side, and the first stage where they differ. Both use the chapter's weights (your
     scorer implements the chapter's formula) whatever the sliders say."""
     records = catalog.records(state.dataset, state.user)
-    whose = html.escape(
-        say(
-            "playground.yours.functions",
-            names=", ".join(pipeline.yours) or say("playground.yours.none"),
-        )
-    )
-    head = f"<b>{say('playground.yours.head')}</b> · {whose}"
+    names = ", ".join(pipeline.yours) or say("playground.yours.none")
+    head = "<b>" + say("playground.yours.head") + "</b> · "
+    head += html.escape(say("playground.yours.functions", names=names))
 
     def refused(note: str) -> str:
         return (
@@ -607,10 +579,8 @@ def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
         "playground.yours.differs", stage=f"<b>{html.escape(difference[0])}</b>",
         detail=html.escape(difference[1]),
     )  # fmt: skip
-    columns = "".join(
-        f"<th>{say(f'playground.yours.{name}')}</th>"
-        for name in ("rank", "library", "total", "yours", "total")
-    )
+    names = ("rank", "library", "total", "yours", "total")
+    columns = "".join("<th>" + say(f"playground.yours.{name}") + "</th>" for name in names)
     return (
         f'<div class="playground-yours-view" data-query="{html.escape(state.query)}" '
         f'data-same="{"yes" if difference is None else "no"}" style="font-size:12px">{head}{policy}'
@@ -620,8 +590,7 @@ def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
 
 
 def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> Any:
-    """Show ``pipeline`` beside the library's under ``app`` after every refresh; a second call
-    replaces it. Returns the panel."""
+    """Show ``pipeline`` beside the library's under ``app`` after every refresh; the panel."""
     import ipywidgets as w
 
     def show(app: PlaygroundApp) -> None:
@@ -636,8 +605,6 @@ def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> Any:
     show(app)
     return app.yours_panel
 
-
-# -- your turn ------------------------------------------------------------------------------------
 
 # The exercise asks for a word found in the playground, so a word of any record the course
 # printed before it is refused (the whole record: a superset of what is printed, and a rule a
@@ -713,8 +680,7 @@ def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
 
 
 def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckResult:
-    """Self-check: a query that gives Mei hits in the course corpus and Omar none at all (the
-    opening state otherwise), without a word of a record the course showed before."""
+    """Self-check: a query that gives Mei hits and Omar none, with no word shown before."""
     first, second = COURSE_USERS[:2]
 
     def judge(query: str) -> CheckResult:
@@ -765,6 +731,4 @@ ISOLATION_QUESTION = Question(
 )
 
 
-def check_isolation_why(answer: object) -> CheckResult:
-    """Self-check of the quiz ``ISOLATION_QUESTION``: a letter, A to D."""
-    return ISOLATION_QUESTION.check(answer)
+check_isolation_why = ISOLATION_QUESTION.check  # the quiz's self-check: a letter, A to D
