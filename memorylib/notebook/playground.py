@@ -211,12 +211,9 @@ def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> Playg
     """Recall ``state.query``; a typed rejection or a failing function of yours -> ``error``."""
     scope = user_scope_for(state.user)
     try:
-        policy = ScoringPolicy(
-            lexical_weight=state.lexical_weight,
-            recency_weight=state.recency_weight,
-            recency_window_days=state.recency_window_days,
-            scorer="coverage" if state.scorer == YOURS else state.scorer,
-        )
+        scorer = "coverage" if state.scorer == YOURS else state.scorer
+        weights = (state.lexical_weight, state.recency_weight, state.recency_window_days)
+        policy = ScoringPolicy(*weights, scorer=scorer)
         engine = catalog.engine(state.dataset, state.user)
         if state.scorer == YOURS:  # the taught path, with the registered function
             if catalog.own_scorer is None:
@@ -357,11 +354,12 @@ def playground_svg(view: PlaygroundView) -> str:
     scorer = "" if view.state.scorer == "coverage" else f" · {html.escape(view.state.scorer)}"
     parts.append(
         f'<text x="300" y="14" font-weight="bold">{say("playground.chart.scores")}{scorer}</text>'
-        f'<rect x="560" y="4" width="10" height="10" fill="{lexical}"/>'
-        f'<text x="574" y="14">{words["lexical"]}</text>'
-        f'<rect x="640" y="4" width="10" height="10" fill="{recency}"/>'
-        f'<text x="654" y="14">{words["recency"]}</text>'
     )
+    for x, part in ((560, "lexical"), (640, "recency")):  # the legend
+        parts.append(
+            f'<rect x="{x}" y="4" width="10" height="10" fill="{COLOURS[part]}"/>'
+            f'<text x="{x + 14}" y="14">{words[part]}</text>'
+        )
     if view.error:
         parts.append(f'<text x="300" y="60" fill="#666">{say("playground.chart.rejected")}</text>')
     elif view.hits.empty:
@@ -519,19 +517,15 @@ class PlaygroundApp:
             return
         end = time.perf_counter()
         self.state, self.view = state, view
-        self.timings = {"recall_view_ms": (middle - start) * 1e3, "refresh_ms": (end - start) * 1e3}
-        timing = say(
-            "playground.timing",
-            recall=self.timings["recall_view_ms"],
-            refresh=self.timings["refresh_ms"],
-        )
+        recall, refresh = (middle - start) * 1e3, (end - start) * 1e3
+        self.timings = {"recall_view_ms": recall, "refresh_ms": refresh}
+        timing = say("playground.timing", recall=recall, refresh=refresh)
         self.status.value = f'<span class="playground-timing">{html.escape(timing)}</span>'
         for hook in self.after_refresh:
             hook(self)
 
 
 AUTO_RECORDS = 2_000  # your pipeline reads every record per query: larger stores are skipped
-_CHAPTER = ScoringPolicy()
 
 
 def _yours_cells(hit: RecallHit | None) -> str:
@@ -541,9 +535,8 @@ def _yours_cells(hit: RecallHit | None) -> str:
 
 
 def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline) -> str:
-    """Your pipeline and the library's on ``state`` over every record (the taught path), side
-    by side, and the first stage where they differ. Both use the chapter's weights (your
-    scorer implements the chapter's formula) whatever the sliders say."""
+    """Your pipeline beside the library's (the taught path, the chapter's weights whatever the
+    sliders say: your scorer implements the chapter's formula), and where they first differ."""
     records = catalog.records(state.dataset, state.user)
     names = ", ".join(pipeline.yours) or say("playground.yours.none")
     head = "<b>" + say("playground.yours.head") + "</b> · "
@@ -570,9 +563,9 @@ def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pip
         f"<tr><td>{n}</td>{_yours_cells(ours)}{_yours_cells(theirs)}</tr>"
         for n, (ours, theirs) in enumerate(zip_longest(*runs), 1)
     )
-    sliders = (state.lexical_weight, state.recency_weight, state.recency_window_days)
-    chapter = (_CHAPTER.lexical_weight, _CHAPTER.recency_weight, _CHAPTER.recency_window_days)
-    same = sliders == chapter and state.scorer == "coverage"
+    fields = ("scorer", "lexical_weight", "recency_weight", "recency_window_days")
+    chapter = ScoringPolicy()  # the policy your scorer implements
+    same = all(getattr(state, field) == getattr(chapter, field) for field in fields)
     policy = "" if same else "<br>" + say("playground.yours.policy")
     difference = comparison.difference
     verdict = say("playground.yours.same") if difference is None else say(
@@ -684,35 +677,32 @@ def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckRe
     first, second = COURSE_USERS[:2]
 
     def judge(query: str) -> CheckResult:
-        a, b = (replace(DEFAULT_STATE, query=query, user=user) for user in (first, second))
-        a, b = playground_view(a, catalog), playground_view(b, catalog)
+        a, b = (
+            playground_view(replace(DEFAULT_STATE, query=query, user=user), catalog)
+            for user in (first, second)
+        )
         if a.error or a.result is None or a.query is None:
             return wrong(say("playground.iso.rejected", error=a.error))
         if not a.hit_ids:
             searched = a.result.searched_records
             return wrong(say("playground.iso.no_hits", first=first, searched=searched))
+        names = {"first": first, "second": second}
         if b.hit_ids:
-            terms = a.query.terms
-            return wrong(
-                say("playground.iso.both", first=first, second=second, hits=b.hit_ids, terms=terms)
-            )
+            return wrong(say("playground.iso.both", **names, hits=b.hit_ids, terms=a.query.terms))
         printed = printed_words(catalog)
-        seen = [term for term in a.query.terms if term in printed]
-        if seen:
-            record = printed[seen[0]]
+        word = next((term for term in a.query.terms if term in printed), None)
+        if word is not None:
+            record, where = printed[word], shown_before(printed[word])
             return wrong(
-                say(
-                    "playground.iso.printed", first=first, second=second, word=seen[0],
-                    record=record, where=shown_before(record),
-                )
-            )  # fmt: skip
+                say("playground.iso.printed", **names, word=word, record=record, where=where)
+            )
         assert b.result is not None  # the same query and clock as a's: accepted too
         scopes = {hit.scope.user_scope for hit in a.result.hits}
         assert scopes == {a.user_scope}, scopes  # isolation, checked rather than assumed
         return right(
             say(
-                "playground.iso.right", first=first, n=len(a.hit_ids), hits=a.hit_ids,
-                scope=a.user_scope, second=second, searched=b.result.searched_records,
+                "playground.iso.right", **names, n=len(a.hit_ids), hits=a.hit_ids,
+                scope=a.user_scope, searched=b.result.searched_records,
             )
         )  # fmt: skip
 
