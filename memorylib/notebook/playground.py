@@ -388,9 +388,8 @@ _LABELS = ("query", "dataset", "user", "limit", "as_of", "scorer", "lexical", "r
 
 
 class PlaygroundApp:
-    """ipywidgets inputs wired to ``playground_view``; every change redraws every output.
-
-    HTML widgets only: an Output widget's routed messages can stall headless runs."""
+    """ipywidgets inputs wired to ``playground_view`` (HTML outputs: an Output widget's routed
+    messages can stall headless runs); every change redraws every output."""
 
     def __init__(
         self,
