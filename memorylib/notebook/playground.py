@@ -1,12 +1,4 @@
-"""Notebook 08's playground: a state in, a view out, and the widget box around them.
-
-``PlaygroundCatalog`` builds one read-only engine per (dataset, user) on first use;
-``playground_view(state, catalog)`` turns a frozen ``PlaygroundState`` into a
-``PlaygroundView`` (a typed rejection becomes ``view.error``); ``summary_text``,
-``hits_table_html``, ``context_html`` and ``playground_svg`` draw it; ``PlaygroundApp`` wires
-ipywidgets to it (CSS classes ``playground-*``, which the browser tests select);
-``use_pipeline`` adds your capstone pipeline (06c) under it. Everything typed is escaped.
-"""
+"""Notebook 08's playground: a frozen state in, a view out, and the widgets around them."""
 
 from __future__ import annotations
 
@@ -16,8 +8,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime
+from itertools import zip_longest
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -32,7 +25,7 @@ from memorylib.notebook.exercises import CheckResult, Question, check_value, rig
 from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, normalize_text
 from memorylib.ranking import ScoreFunction
-from memorylib.records import RecallQuery, RecallResult, StoredMemory
+from memorylib.records import RecallHit, RecallQuery, RecallResult, StoredMemory
 from memorylib.render import render_recall_context
 from memorylib.scoring import SCORERS, ScoringPolicy
 from memorylib.store import RemoteMemoryStore
@@ -43,33 +36,28 @@ GENERATED_RECORDS = 10_000
 USERS: tuple[str, ...] = (CHAPTER_USER, *COURSE_USERS)
 
 
-@dataclass(frozen=True)
-class DatasetSpec:
-    key: str
+class DatasetSpec(NamedTuple):
     as_of: str  # the dataset's clock: the playground's default as_of for it
     default_user: str
-
-    @property
-    def label(self) -> str:
-        return say(f"playground.dataset.{self.key}", records=GENERATED_RECORDS)
-
-    @property
-    def about(self) -> str:
-        return say(f"playground.about.{self.key}", records=GENERATED_RECORDS)
+    label: str
+    about: str
 
 
+# memorylib.synthetic's newest capture is a day and a half before TEACHING_AS_OF
+_CLOCKS = {"chapter": TEACHING_AS_OF, "course": COURSE_AS_OF, "generated": TEACHING_AS_OF}
 DATASETS: dict[str, DatasetSpec] = {
-    "chapter": DatasetSpec("chapter", TEACHING_AS_OF, CHAPTER_USER),
-    "course": DatasetSpec("course", COURSE_AS_OF, COURSE_USERS[0]),
-    # memorylib.synthetic's newest capture is a day and a half before TEACHING_AS_OF
-    "generated": DatasetSpec("generated", TEACHING_AS_OF, COURSE_USERS[0]),
+    key: DatasetSpec(
+        as_of,
+        CHAPTER_USER if key == "chapter" else COURSE_USERS[0],
+        say(f"playground.dataset.{key}", records=GENERATED_RECORDS),
+        say(f"playground.about.{key}", records=GENERATED_RECORDS),
+    )
+    for key, as_of in _CLOCKS.items()
 }
 
 
 class PlaygroundCatalog:
-    """One read-only ``RecallEngine`` per (dataset, user), built on first use and kept; a
-    user who owns nothing in a dataset gets an empty store. Stores live in ``root`` (default:
-    a temporary directory); ``own_scorer`` is the "yours" scorer (``use_scorer``)."""
+    """One read-only ``RecallEngine`` per (dataset, user), built on first use and kept."""
 
     def __init__(
         self, root: str | Path | None = None, *, generated_records: int = GENERATED_RECORDS
@@ -81,7 +69,7 @@ class PlaygroundCatalog:
         self._engines: dict[tuple[str, str], RecallEngine] = {}
         self._records: dict[tuple[str, str], tuple[StoredMemory, ...]] = {}
         self.build_seconds: dict[tuple[str, str], float] = {}
-        self.own_scorer: ScoreFunction | None = None
+        self.own_scorer: ScoreFunction | None = None  # the "yours" scorer
 
     def use_scorer(self, score: ScoreFunction | None) -> None:
         """Register a scoring function of yours as the "yours" scorer; ``None`` removes it."""
@@ -115,6 +103,7 @@ class PlaygroundCatalog:
         return self._records[dataset, user]
 
     def _build(self, dataset: str, user: str) -> RemoteMemoryStore:
+        # a user who owns nothing in a dataset gets an empty store
         folder = self.root / dataset
         folder.mkdir(parents=True, exist_ok=True)
         empty = RemoteMemoryStore(folder / f"{user_scope_for(user)}.jsonl", user_id=user)
@@ -126,9 +115,6 @@ class PlaygroundCatalog:
         return write_synthetic_store(
             empty.path, self.generated_records, seed=seed, user_id=user, bulk=True
         )
-
-
-# -- the model: a state in, a view out --------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -222,19 +208,12 @@ def _hit_row(hit: Any, moment: datetime) -> dict[str, Any]:
 
 
 def playground_view(state: PlaygroundState, catalog: PlaygroundCatalog) -> PlaygroundView:
-    """Recall ``state.query`` for ``state.user`` in ``state.dataset`` and describe every step.
-
-    A typed rejection (``RemoteMemoryError``) and a failing function of yours become
-    ``view.error``; any other exception is a bug and propagates.
-    """
+    """Recall ``state.query``; a typed rejection or a failing function of yours -> ``error``."""
     scope = user_scope_for(state.user)
     try:
-        policy = ScoringPolicy(
-            lexical_weight=state.lexical_weight,
-            recency_weight=state.recency_weight,
-            recency_window_days=state.recency_window_days,
-            scorer="coverage" if state.scorer == YOURS else state.scorer,
-        )
+        scorer = "coverage" if state.scorer == YOURS else state.scorer
+        weights = (state.lexical_weight, state.recency_weight, state.recency_window_days)
+        policy = ScoringPolicy(*weights, scorer=scorer)
         engine = catalog.engine(state.dataset, state.user)
         if state.scorer == YOURS:  # the taught path, with the registered function
             if catalog.own_scorer is None:
@@ -268,9 +247,6 @@ def as_of_on(day: date, dataset: str) -> str:
     """``day`` at the time of day of the dataset's clock (the picker chooses only a date)."""
     clock = parse_timestamp(DATASETS[dataset].as_of, "as_of")
     return f"{day.isoformat()}T{clock.strftime('%H:%M:%S')}Z"
-
-
-# -- the view as text, HTML and SVG -------------------------------------------------------------
 
 
 def summary_text(view: PlaygroundView) -> str:
@@ -313,9 +289,7 @@ def _cell(column: str, value: object) -> str:
 
 
 def hits_table_html(view: PlaygroundView) -> str:
-    """The hits as ``<table class="playground-hits">``, one ``td.memory-id`` per hit; its
-    ``data-*`` attributes repeat the state (a browser test waits for exactly that state).
-    A rejected query gives ``<div class="playground-error">`` instead."""
+    """``table.playground-hits`` (its ``data-*`` repeat the state), or ``div.playground-error``."""
     s = view.state
     attrs = (
         f'data-query="{html.escape(s.query)}" data-limit="{s.limit}" '
@@ -358,10 +332,7 @@ def context_html(view: PlaygroundView) -> str:
 
 
 def playground_svg(view: PlaygroundView) -> str:
-    """The funnel and each hit's stacked score, as ``<svg class="playground-chart">``,
-    byte-identical run to run: ``rect.funnel`` (``data-stage``, ``data-records``), then a
-    ``g.hit`` (``data-memory-id``) per hit with ``rect.lexical`` and ``rect.recency``, 360 px
-    for a score of 1.0 (or for the highest total, if above 1, as BM25's can be)."""
+    """``svg.playground-chart``: the funnel, then each hit's stacked score (360 px for 1.0)."""
     height = max(120, 40 + 22 * len(view.hits))
     lexical, recency = COLOURS["lexical"], COLOURS["recency"]
     words = {part: say(f"playground.chart.{part}") for part in ("lexical", "recency")}
@@ -383,18 +354,17 @@ def playground_svg(view: PlaygroundView) -> str:
     scorer = "" if view.state.scorer == "coverage" else f" · {html.escape(view.state.scorer)}"
     parts.append(
         f'<text x="300" y="14" font-weight="bold">{say("playground.chart.scores")}{scorer}</text>'
-        f'<rect x="560" y="4" width="10" height="10" fill="{lexical}"/>'
-        f'<text x="574" y="14">{words["lexical"]}</text>'
-        f'<rect x="640" y="4" width="10" height="10" fill="{recency}"/>'
-        f'<text x="654" y="14">{words["recency"]}</text>'
     )
-    if view.error or view.hits.empty:
-        reason = view.result.empty_reason if view.result is not None else None
-        message = (
-            say("playground.chart.rejected")
-            if view.error
-            else say("playground.chart.none", reason=reason)
+    for x, part in ((560, "lexical"), (640, "recency")):  # the legend
+        parts.append(
+            f'<rect x="{x}" y="4" width="10" height="10" fill="{COLOURS[part]}"/>'
+            f'<text x="{x + 14}" y="14">{words[part]}</text>'
         )
+    if view.error:
+        parts.append(f'<text x="300" y="60" fill="#666">{say("playground.chart.rejected")}</text>')
+    elif view.hits.empty:
+        reason = view.result.empty_reason if view.result is not None else None
+        message = say("playground.chart.none", reason=reason)
         parts.append(f'<text x="300" y="60" fill="#666">{message}</text>')
     scale = 360 / max([1.0, *(float(t) for t in view.hits["total"])])
     for i, row in enumerate(view.hits.to_dict("records")):
@@ -414,18 +384,12 @@ def playground_svg(view: PlaygroundView) -> str:
     return "".join([*parts, "</svg>"])
 
 
-# -- the widget box ------------------------------------------------------------------------------
+_LABELS = ("query", "dataset", "user", "limit", "as_of", "scorer", "lexical", "recency", "window")
 
 
 class PlaygroundApp:
-    """ipywidgets inputs wired to ``playground_view``; every change redraws every output.
-
-    ``app.widget`` is the box to display; ``app.set(query=..., limit=...)`` changes inputs
-    from code, with one refresh. ``app.timings``: the last refresh's ``recall_view_ms``
-    (recall and view model) and ``refresh_ms`` (that, then every panel handed to the
-    widgets). ``view`` is the view model (a test passes a failing one). HTML widgets only:
-    an Output widget's routed messages can stall headless runs.
-    """
+    """ipywidgets inputs wired to ``playground_view`` (HTML outputs: an Output widget's routed
+    messages can stall headless runs); every change redraws every output."""
 
     def __init__(
         self,
@@ -441,38 +405,22 @@ class PlaygroundApp:
         self.timings: dict[str, float] = {}
         self.after_refresh: list[Callable[[PlaygroundApp], None]] = []  # use_pipeline's panel
         self._quiet = False
-        wide = {"description_width": "initial"}
-        label = {name: say(f"playground.widget.{name}") for name in (
-            "query", "dataset", "user", "limit", "as_of", "scorer", "lexical", "recency", "window"
-        )}  # fmt: skip
-        self.query = w.Text(
-            value=state.query, description=label["query"], layout=w.Layout(width="420px"),
-            style=wide,
-        )  # fmt: skip
-        self.dataset = w.Dropdown(
-            options=[(spec.label, key) for key, spec in DATASETS.items()],
-            value=state.dataset, description=label["dataset"], style=wide,
-        )  # fmt: skip
+        wide = {"style": {"description_width": "initial"}}
+        slider = {"continuous_update": False, **wide}
+        self.query = w.Text(layout=w.Layout(width="420px"), **wide)
+        self.dataset = w.Dropdown(options=[(s.label, k) for k, s in DATASETS.items()], **wide)
         self.user = w.Dropdown(
-            options=[(f"{u} · {user_scope_for(u)}", u) for u in USERS], value=state.user,
-            description=label["user"], layout=w.Layout(width="440px"), style=wide,
-        )  # fmt: skip
-        self.limit = w.IntSlider(value=state.limit, min=1, max=10, description=label["limit"])
-        day = parse_timestamp(state.as_of, "as_of").date()
-        self.as_of = w.DatePicker(value=day, description=label["as_of"], style=wide)
-        self.scorer = w.Dropdown(
-            options=scorer_options(catalog), value=state.scorer, description=label["scorer"],
-            style=wide,
-        )  # fmt: skip
-        self.lexical, self.recency, self.window = (
-            kind(value=value, min=low, max=high, step=step, description=label[name], style=wide,
-                 continuous_update=False)
-            for kind, value, low, high, step, name in (
-                (w.FloatSlider, state.lexical_weight, 0, 1, 0.05, "lexical"),
-                (w.FloatSlider, state.recency_weight, 0, 1, 0.05, "recency"),
-                (w.IntSlider, int(state.recency_window_days), 1, 365, 1, "window"),
-            )
-        )  # fmt: skip
+            options=[(f"{u} · {user_scope_for(u)}", u) for u in USERS],
+            layout=w.Layout(width="440px"),
+            **wide,
+        )
+        self.limit = w.IntSlider(min=1, max=10)
+        self.as_of = w.DatePicker(**wide)
+        self.scorer = w.Dropdown(options=scorer_options(catalog), **wide)
+        self.lexical, self.recency = (
+            w.FloatSlider(min=0, max=1, step=0.05, **slider) for _ in "lr"
+        )
+        self.window = w.IntSlider(min=1, max=365, step=1, **slider)
         self.status = w.HTML(layout=w.Layout(min_height="20px"))
         self.summary, self.chart, self.table, self.context = (w.HTML() for _ in range(4))
         for name, widget in list(vars(self).items()):  # playground-query, ... for the tests
@@ -484,8 +432,10 @@ class PlaygroundApp:
             "lexical_weight": self.lexical, "recency_weight": self.recency,
             "recency_window_days": self.window,
         }  # fmt: skip
-        for control in self._controls.values():
+        for label, control in zip(_LABELS, self._controls.values(), strict=True):
+            control.description = say(f"playground.widget.{label}")
             control.observe(self._on_change, names="value")
+        self._quietly(**{field: getattr(state, field) for field in self._controls})
         self.widget = w.VBox(
             [
                 w.HBox([self.query, self.dataset]),
@@ -498,33 +448,23 @@ class PlaygroundApp:
         self.refresh()
 
     def _read_state(self) -> PlaygroundState:
-        day = self.as_of.value
-        return replace(
-            self.state,
-            query=self.query.value,
-            dataset=self.dataset.value,
-            user=self.user.value,
-            limit=int(self.limit.value),
-            # no date picked: an empty as_of, which recall rejects with a typed error
-            as_of=as_of_on(day, self.dataset.value) if day is not None else "",
-            scorer=str(self.scorer.value),
-            lexical_weight=float(self.lexical.value),
-            recency_weight=float(self.recency.value),
-            recency_window_days=float(self.window.value),
-        )
+        values = {field: control.value for field, control in self._controls.items()}
+        day = values["as_of"]
+        # no date picked: an empty as_of, which recall rejects with a typed error
+        values["as_of"] = as_of_on(day, values["dataset"]) if day is not None else ""
+        values["recency_window_days"] = float(values["recency_window_days"])
+        return replace(self.state, **values)
 
     def _quietly(self, options: list[tuple[str, str]] | None = None, **values: Any) -> None:
-        """Set inputs (by ``PlaygroundState`` field, the scorer menu's ``options`` first)
-        without a refresh each; the caller refreshes once."""
+        """Set inputs by state field (the scorer menu's ``options`` first), not refreshing."""
         self._quiet = True
         try:
             if options is not None:
                 self.scorer.options = options
             for name, value in values.items():
-                is_text = name == "as_of" and isinstance(value, str)
-                self._controls[name].value = (
-                    parse_timestamp(value, "as_of").date() if is_text else value
-                )
+                if name == "as_of" and isinstance(value, str):
+                    value = parse_timestamp(value, "as_of").date()
+                self._controls[name].value = value
         finally:
             self._quiet = False
 
@@ -539,8 +479,7 @@ class PlaygroundApp:
         self.refresh()
 
     def use_scorer(self, score: ScoreFunction | None) -> PlaygroundView:
-        """Register ``score`` (your scoring function) as the "yours" scorer and show it;
-        ``None`` removes it and goes back to coverage."""
+        """Register and show ``score`` as the "yours" scorer; ``None`` goes back to coverage."""
         self.catalog.use_scorer(score)
         key = YOURS if score is not None else "coverage"
         self._quietly(scorer_options(self.catalog), scorer=key, **_preset(key))
@@ -577,117 +516,92 @@ class PlaygroundApp:
             return
         end = time.perf_counter()
         self.state, self.view = state, view
-        self.timings = {"recall_view_ms": (middle - start) * 1e3, "refresh_ms": (end - start) * 1e3}
-        timing = say(
-            "playground.timing", recall=self.timings["recall_view_ms"],
-            refresh=self.timings["refresh_ms"],
-        )  # fmt: skip
+        recall, refresh = (middle - start) * 1e3, (end - start) * 1e3
+        self.timings = {"recall_view_ms": recall, "refresh_ms": refresh}
+        timing = say("playground.timing", recall=recall, refresh=refresh)
         self.status.value = f'<span class="playground-timing">{html.escape(timing)}</span>'
         for hook in self.after_refresh:
             hook(self)
 
 
-# -- your pipeline beside the library's (notebook 06c's capstone) --------------------------------
-
 AUTO_RECORDS = 2_000  # your pipeline reads every record per query: larger stores are skipped
-_CHAPTER = ScoringPolicy()
+
+
+def _yours_cells(hit: RecallHit | None) -> str:
+    if hit is None:
+        return "<td></td><td></td>"
+    return f"<td>{html.escape(hit.memory_id)}</td><td>{hit.score_breakdown.total:.6f}</td>"
 
 
 def yours_html(state: PlaygroundState, catalog: PlaygroundCatalog, pipeline: Pipeline) -> str:
-    """Your pipeline and the library's on ``state``'s query over every record (the taught
-    path), side by side, and the first stage where they differ. Your scorer implements
-    the chapter's formula, so both use the chapter's weights whatever the sliders say."""
+    """Your pipeline beside the library's (the taught path, the chapter's weights whatever the
+    sliders say: your scorer implements the chapter's formula), and where they first differ."""
     records = catalog.records(state.dataset, state.user)
-    whose = ", ".join(pipeline.yours) or say("playground.yours.none")
-    head = (
-        "<b>"
-        + say("playground.yours.head")
-        + "</b> · "
-        + html.escape(say("playground.yours.functions", names=whose))
-    )
+    names = ", ".join(pipeline.yours) or say("playground.yours.none")
+    head = "<b>" + say("playground.yours.head") + "</b> · "
+    head += html.escape(say("playground.yours.functions", names=names))
+
+    def refused(note: str) -> str:
+        return (
+            f'<div class="playground-yours-view" data-same="no">{head}<br>{html.escape(note)}</div>'
+        )
+
+    if len(records) > AUTO_RECORDS:
+        return refused(say("playground.yours.skipped", records=len(records)))
     try:
-        if len(records) > AUTO_RECORDS:
-            raise _Skipped(say("playground.yours.skipped", records=len(records)))
         comparison = pipeline.compare(
             state.query, records, user_scope=user_scope_for(state.user), as_of=state.as_of,
             limit=state.limit, query_id=state.query_id,
         )  # fmt: skip
-    except (_Skipped, RemoteMemoryError) as exc:
-        note = str(exc) if isinstance(exc, _Skipped) else say(
-            "playground.rejected", error=f"{type(exc).__name__}: {exc}"
-        )  # fmt: skip
-        return (
-            f'<div class="playground-yours-view" data-same="no">{head}<br>{html.escape(note)}</div>'
-        )
-    difference = comparison.difference
+    except RemoteMemoryError as exc:
+        return refused(say("playground.rejected", error=f"{type(exc).__name__}: {exc}"))
     runs = [
         run.result.hits if run.result else () for run in (comparison.reference, comparison.yours)
     ]
-    rows = [
-        f"<tr><td>{n + 1}</td>"
-        + "".join(
-            f"<td>{html.escape(h.memory_id)}</td><td>{h.score_breakdown.total:.6f}</td>"
-            if n < len(hits) and (h := hits[n])
-            else "<td></td><td></td>"
-            for hits in runs
-        )
-        + "</tr>"
-        for n in range(max(map(len, runs)))
-    ]
-    sliders = (state.lexical_weight, state.recency_weight, state.recency_window_days)
-    chapter = (_CHAPTER.lexical_weight, _CHAPTER.recency_weight, _CHAPTER.recency_window_days)
-    same = sliders == chapter and state.scorer == "coverage"
-    policy = "" if same else "<br>" + say("playground.yours.policy")
-    verdict = (
-        say("playground.yours.same")
-        if difference is None
-        else say(
-            "playground.yours.differs", stage=f"<b>{html.escape(difference[0])}</b>",
-            detail=html.escape(difference[1]),
-        )
-    )  # fmt: skip
-    columns = "".join(
-        "<th>" + say(f"playground.yours.{name}") + "</th>"
-        for name in ("rank", "library", "total", "yours", "total")
+    rows = "".join(
+        f"<tr><td>{n}</td>{_yours_cells(ours)}{_yours_cells(theirs)}</tr>"
+        for n, (ours, theirs) in enumerate(zip_longest(*runs), 1)
     )
+    fields = ("scorer", "lexical_weight", "recency_weight", "recency_window_days")
+    chapter = ScoringPolicy()  # the policy your scorer implements
+    same = all(getattr(state, field) == getattr(chapter, field) for field in fields)
+    policy = "" if same else "<br>" + say("playground.yours.policy")
+    difference = comparison.difference
+    verdict = say("playground.yours.same") if difference is None else say(
+        "playground.yours.differs", stage=f"<b>{html.escape(difference[0])}</b>",
+        detail=html.escape(difference[1]),
+    )  # fmt: skip
+    names = ("rank", "library", "total", "yours", "total")
+    columns = "".join("<th>" + say(f"playground.yours.{name}") + "</th>" for name in names)
     return (
         f'<div class="playground-yours-view" data-query="{html.escape(state.query)}" '
         f'data-same="{"yes" if difference is None else "no"}" style="font-size:12px">{head}{policy}'
-        f'<table class="playground-yours-hits"><tr>{columns}</tr>{"".join(rows)}</table>'
+        f'<table class="playground-yours-hits"><tr>{columns}</tr>{rows}</table>'
         f'<div class="playground-yours-verdict">{verdict}</div></div>'
     )
 
 
-class _Skipped(Exception):
-    """A store too large to compare."""
-
-
 def use_pipeline(app: PlaygroundApp, pipeline: Pipeline) -> Any:
-    """Show ``pipeline`` (``buildit.Pipeline.from_notebooks(".")``) beside the library's
-    under ``app``, after every refresh; a second call replaces the pipeline. The panel."""
+    """Show ``pipeline`` beside the library's under ``app`` after every refresh; the panel."""
     import ipywidgets as w
 
-    panel = getattr(app, "yours_panel", None)
-    if panel is None:
-        app.yours_panel = panel = w.HTML()
-        panel.add_class("playground-yours")
-        app.widget.children = (*app.widget.children, panel)
-        app.after_refresh.append(
-            lambda app: setattr(
-                app.yours_panel, "value", yours_html(app.state, app.catalog, app.yours_pipeline)
-            )
-        )
+    def show(app: PlaygroundApp) -> None:
+        app.yours_panel.value = yours_html(app.state, app.catalog, app.yours_pipeline)
+
+    if getattr(app, "yours_panel", None) is None:
+        app.yours_panel = w.HTML()
+        app.yours_panel.add_class("playground-yours")
+        app.widget.children = (*app.widget.children, app.yours_panel)
+        app.after_refresh.append(show)
     app.yours_pipeline = pipeline
-    panel.value = yours_html(app.state, app.catalog, pipeline)
-    return panel
+    show(app)
+    return app.yours_panel
 
 
-# -- your turn ------------------------------------------------------------------------------------
-
-# The records whose text notebook 08 prints before its exercise: the hits of its opening
-# state for Mei (section 2) and of "cache TTL" for each course user (section 4). The
-# exercise asks for a word found in the playground, so a word of any of these records is
-# refused (the whole record: a superset of what is printed, and a rule a student can read).
+# The exercise asks for a word found in the playground, so a word of any record the course
+# printed before it is refused (the whole record: a superset of what is printed, and a rule a
+# student can read): first the hits of 08's opening state for Mei and of "cache TTL" for
+# each course user...
 PRINTED_HITS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (DEFAULT_STATE.query, (COURSE_USERS[0],)),
     ("cache TTL", COURSE_USERS),
@@ -702,11 +616,10 @@ def _ids(listed: str) -> tuple[str, ...]:
     return tuple(ids)
 
 
-# The course-corpus records the course puts on screen before 08's exercise, by the first
-# notebook that names one (its id) or prints its text (summary, content or title), 08's own
-# cells above "Your turn" included: 07b, for one, prints mei-conv-053 in full, and "pgvector"
-# would otherwise pass. Their words are refused as well. tests/test_notebooks_structure.py
-# scans the saved notebooks and fails when one shows a record this table does not list.
+# ...then every course record shown on screen before 08's exercise, by the first notebook
+# that names one or prints its text, 08's own cells included: 07b, for one, prints
+# mei-conv-053 in full, and "pgvector" would otherwise pass. tests/test_notebooks_structure.py
+# fails when a saved notebook shows a record this table does not list.
 SHOWN_BEFORE: dict[str, tuple[str, ...]] = {
     "00": _ids("mei-conv-001"),
     "01": _ids("mei-prof-01 omar-prof-01 sam-conv-018 sam-prof-01 02 03"),
@@ -732,8 +645,7 @@ def shown_before(memory_id: str) -> str:
 
 
 def printed_records(catalog: PlaygroundCatalog) -> tuple[StoredMemory, ...]:
-    """The records of ``PRINTED_HITS`` in the order the notebook shows them, then those of
-    ``SHOWN_BEFORE``, each once."""
+    """The records of ``PRINTED_HITS`` as the notebook shows them, then ``SHOWN_BEFORE``'s."""
     found: dict[str, StoredMemory] = {}
     for query, users in PRINTED_HITS:
         for user in users:
@@ -760,40 +672,36 @@ def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:
 
 
 def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckResult:
-    """Self-check: a query that gives Mei hits in the course corpus and Omar none at all (the
-    opening state otherwise), without a word of a record the course showed before."""
+    """Self-check: a query that gives Mei hits and Omar none, with no word shown before."""
     first, second = COURSE_USERS[:2]
 
     def judge(query: str) -> CheckResult:
-        a, b = (replace(DEFAULT_STATE, query=query, user=user) for user in (first, second))
-        a, b = playground_view(a, catalog), playground_view(b, catalog)
+        a, b = (
+            playground_view(replace(DEFAULT_STATE, query=query, user=user), catalog)
+            for user in (first, second)
+        )
         if a.error or a.result is None or a.query is None:
             return wrong(say("playground.iso.rejected", error=a.error))
         if not a.hit_ids:
             searched = a.result.searched_records
             return wrong(say("playground.iso.no_hits", first=first, searched=searched))
+        names = {"first": first, "second": second}
         if b.hit_ids:
-            terms = a.query.terms
-            return wrong(
-                say("playground.iso.both", first=first, second=second, hits=b.hit_ids, terms=terms)
-            )
+            return wrong(say("playground.iso.both", **names, hits=b.hit_ids, terms=a.query.terms))
         printed = printed_words(catalog)
-        seen = [term for term in a.query.terms if term in printed]
-        if seen:
-            record = printed[seen[0]]
+        word = next((term for term in a.query.terms if term in printed), None)
+        if word is not None:
+            record, where = printed[word], shown_before(printed[word])
             return wrong(
-                say(
-                    "playground.iso.printed", first=first, second=second, word=seen[0],
-                    record=record, where=shown_before(record),
-                )
-            )  # fmt: skip
+                say("playground.iso.printed", **names, word=word, record=record, where=where)
+            )
         assert b.result is not None  # the same query and clock as a's: accepted too
         scopes = {hit.scope.user_scope for hit in a.result.hits}
         assert scopes == {a.user_scope}, scopes  # isolation, checked rather than assumed
         return right(
             say(
-                "playground.iso.right", first=first, n=len(a.hit_ids), hits=a.hit_ids,
-                scope=a.user_scope, second=second, searched=b.result.searched_records,
+                "playground.iso.right", **names, n=len(a.hit_ids), hits=a.hit_ids,
+                scope=a.user_scope, searched=b.result.searched_records,
             )
         )  # fmt: skip
 
@@ -812,6 +720,4 @@ ISOLATION_QUESTION = Question(
 )
 
 
-def check_isolation_why(answer: object) -> CheckResult:
-    """Self-check of the quiz ``ISOLATION_QUESTION``: a letter, A to D."""
-    return ISOLATION_QUESTION.check(answer)
+check_isolation_why = ISOLATION_QUESTION.check  # the quiz's self-check: a letter, A to D
