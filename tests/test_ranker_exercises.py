@@ -15,7 +15,7 @@ import pytest
 from memorylib import RecallScoreBreakdown, score_recall_candidate
 from memorylib.notebook.exercises import Verdict
 from memorylib.notebook.ranker_exercises import BREAKDOWN_FIELDS, check_my_score
-from memorylib.scoring import DEFAULT_POLICY, idf
+from memorylib.scoring import DEFAULT_POLICY, evidence, idf
 
 SOLUTION_PATH = (
     Path(__file__).resolve().parents[1]
@@ -111,6 +111,20 @@ def test_the_checker_rejects_wrong_solutions_with_a_hint(answer, hint) -> None:
     result = check_my_score(answer)
     assert result.verdict is Verdict.WRONG, result.text
     assert hint in result.text
+
+
+def test_a_scorer_that_returns_the_librarys_evidence_unchanged_is_refused() -> None:
+    from memorylib.notebook.ranker_exercises import MY_SCORE
+
+    def via_evidence(query, candidate, *, as_of, policy, corpus):
+        good = reference(query, candidate, as_of=as_of, policy=policy, corpus=corpus)
+        return dataclasses.replace(good, lexical_score=round(evidence(query, candidate, corpus), 6))
+
+    # its numbers are the reference's: only the refusal tells it apart
+    assert all(e.call(via_evidence) == e.call(reference) for e in MY_SCORE.examples)
+    result = check_my_score(via_evidence)
+    assert result.verdict is Verdict.WRONG, result.text
+    assert "calls the library's evidence" in result.text
 
 
 def test_a_fixed_window_is_caught_on_a_generated_case() -> None:

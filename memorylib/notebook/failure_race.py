@@ -39,6 +39,5 @@ def store_contender(url: str, index: int, barrier: Any, results: Any) -> None:
         getattr(store, "close", lambda: None)()  # a database store's connections
 
 
-def contender(path: str, index: int, barrier: Any, results: Any) -> None:
-    """Notebook 07's contender: ``store_contender`` on the JSONL file at ``path``."""
+def contender(path: str, index: int, barrier: Any, results: Any) -> None:  # notebook 07's
     store_contender(f"jsonl:{path}", index, barrier, results)

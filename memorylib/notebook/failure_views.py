@@ -49,8 +49,7 @@ def exercise_truth() -> dict[str, str | None]:
 def check_error_predictions(answer: object) -> ex.CheckResult:
     """``answer``: "A".."F" -> the exact error class (or its name) each call raises, or None."""
 
-    def hint_for(label: str, given: object, expected: str | None) -> str:
-        """A parent class is told "be more specific"; the catch-all, the same words everywhere."""
+    def hint_for(label: str, given: object, expected: str | None) -> str:  # a parent: be specific
         name, hint = error_name(given), say(f"failure_views.hint.{label}")
         if name in _CATCH_ALL:
             return say("failure_views.catch_all", name=name, hint=hint)

@@ -1,7 +1,4 @@
-"""Notebook 09's "Your turn" checker, ``check_restated_query`` (on screen it would show its
-answer); the notebook runs the agent loop in its own cells."""
-
-from __future__ import annotations
+"""Notebook 09's "Your turn" checker, ``check_restated_query``, off screen (it shows the answer)."""
 
 import json
 from collections.abc import Iterable
@@ -39,24 +36,15 @@ def answer_forms(terms: Iterable[str]) -> list[str]:
 
 
 def _with_unseen(engine: RecallEngine) -> list[StoredMemory]:
-    scope, kind = engine.store.user_scope, MemoryKind.CONVERSATION
-    return [*engine.store.read_all()] + [
-        StoredMemory(
-            memory_id=id_,
-            user_scope=scope,
-            kind=kind,
-            content=text,
-            summary=text,
-            source=MemorySource(f"transcript-{id_}", "conversation_transcript", text, at),
-            stored_at=at,
-        )
-        for id_, (text, at) in _UNSEEN.items()
-    ]
+    records, scope = [*engine.store.read_all()], engine.store.user_scope
+    for id_, (text, at) in _UNSEEN.items():
+        source = MemorySource(f"transcript-{id_}", "conversation_transcript", text, at)
+        records.append(StoredMemory(id_, scope, MemoryKind.CONVERSATION, text, text, source, at))
+    return records
 
 
 def check_restated_query(answer: object, engine: RecallEngine, *, as_of: str) -> CheckResult:
-    """Does ``answer``, sent as the tool's query, rank EXERCISE_TARGET first without naming
-    the answer, on the notebook's store and beside the two unseen records?"""
+    """Does the tool query ``answer`` rank EXERCISE_TARGET first without naming the answer?"""
 
     def judge(query: str) -> CheckResult:
         ask = {"query": query, "limit": 3}

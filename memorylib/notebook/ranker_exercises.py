@@ -1,8 +1,4 @@
-"""Notebook 10's "Your turn" check, ``check_my_score``: the student's idf-weighted coverage
-against a reference, on worked examples from Mei's history and on generated candidates (every
-course user, other clocks and policies), each typical mistake named with its hint."""
-
-from __future__ import annotations
+"""Notebook 10's "Your turn" check, ``check_my_score``: idf-weighted coverage, off screen."""
 
 import functools
 from collections.abc import Callable
@@ -31,7 +27,7 @@ _MISTAKES = (  # catalogue order; each key's name and hint are mistake.<key> and
 )
 
 
-def _idf_scorer(mistake: str = "") -> Callable[..., object]:
+def _idf_scorer(mistake: str = "") -> Callable[..., RecallScoreBreakdown]:
     """The answer (idf-weighted coverage plus the policy's recency), or a typical wrong one."""
 
     def score(query, candidate, *, as_of, policy, corpus) -> RecallScoreBreakdown:
@@ -43,9 +39,8 @@ def _idf_scorer(mistake: str = "") -> Callable[..., object]:
         used = CHAPTER if mistake == "chapter" else policy
         window = (CHAPTER if mistake == "window" else used).recency_window_days
         recency = recency_score(age_in_days(candidate.captured_at, as_of), window)
-        weighted = mistake != "unweighted"
-        lexical_part = used.lexical_weight * lexical_score if weighted else lexical_score
-        recency_part = used.recency_weight * recency if weighted else recency
+        weights = (1, 1) if mistake == "unweighted" else (used.lexical_weight, used.recency_weight)
+        lexical_part, recency_part = weights[0] * lexical_score, weights[1] * recency
         told = CHAPTER if mistake == "unreported" else used
         return RecallScoreBreakdown(
             matched_terms=candidate.matched_terms,
@@ -65,7 +60,7 @@ def _idf_scorer(mistake: str = "") -> Callable[..., object]:
     return score
 
 
-def _read(result: object, call: ex.Call) -> dict[str, object]:
+def _read(result: object, call: ex.Call) -> dict[str, object]:  # the fields, rounded
     if not isinstance(result, RecallScoreBreakdown):
         raise ex.Malformed(say("ranker_exercises.not_a_breakdown", kind=type(result).__name__))
     if result.lexical_score is None:
@@ -77,13 +72,8 @@ def _read(result: object, call: ex.Call) -> dict[str, object]:
     return fields
 
 
-def _show(fields: dict[str, object]) -> str:
-    return ", ".join(f"{k} {v!r}" for k, v in fields.items() if k != "matched_terms")
-
-
-@functools.cache
+@functools.cache  # the query and its candidate set, on user's course records at as_of
 def _found(text: str, user: str, as_of: str) -> tuple:
-    """The query and its candidate set, on ``user``'s course records at ``as_of``."""
     scope, qid = user_scope_for(user), "q-10-check"
     query = normalize_recall_query(text, user_scope=scope, limit=10, query_id=qid, issued_at=as_of)
     return query, build_recall_candidates(query, course_records(user))
@@ -96,9 +86,8 @@ def _call(text: str, user: str, as_of: str, memory_id: str, policy=CHAPTER) -> e
     return ex.Call(query, candidate, as_of=at, policy=policy, corpus=found.corpus)
 
 
-@functools.cache
+@functools.cache  # 1-3 distinct words of the conversations no retraction hides: candidates
 def _words(user: str) -> st.SearchStrategy[list[str]]:
-    """1-3 distinct words of the conversations no retraction hides (so there are candidates)."""
     records = course_records(user)
     hidden = retracted_ids(records)
     kept = [r for r in records if r.kind is MemoryKind.CONVERSATION and r.memory_id not in hidden]
@@ -144,7 +133,7 @@ MY_SCORE = ex.FunctionExercise(
     ),
     cases=_calls(),
     read=_read,
-    show=_show,
+    show=lambda fields: ", ".join(f"{k} {v!r}" for k, v in fields.items() if k != "matched_terms"),
     show_call=_show_call,
     mistakes=tuple(map(_mistake, _MISTAKES)),
     refuses=(evidence,),  # the library's idf share: calling it is no answer
@@ -154,5 +143,5 @@ MY_SCORE = ex.FunctionExercise(
 
 def check_my_score(answer: object) -> ex.CheckResult:
     """Right when ``answer`` returns the idf_coverage breakdown on the named and generated calls."""
-    placeholder = say("ranker_exercises.placeholder")
-    return ex.check_value(answer, lambda f: ex.check_function(MY_SCORE, f), placeholder=placeholder)
+    judge = functools.partial(ex.check_function, MY_SCORE)
+    return ex.check_value(answer, judge, placeholder=say("ranker_exercises.placeholder"))

@@ -87,21 +87,6 @@ _KNOWN = {
 def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -> ex.CheckResult:
     """``answer``: the StoredMemory ``store.append(...)`` returned; one hint per wrong field."""
 
-    def problems_of(record: StoredMemory) -> list[str]:
-        source, kind = record.source, record.kind.value
-        given = (source.source_id, source.source_type, source.captured_at, record.stored_at)
-        problems = (
-            [] if kind == "conversation" else [say("records_exercises.record.kind", kind=kind)]
-        )
-        for (field, expected), value in zip(BUILT_RECORD.items(), given, strict=True):
-            if value != expected:
-                hint = say(f"records_exercises.field.{_KNOWN.get((field, value), field)}")
-                text = repr(value) if field.startswith("source_") else value
-                problems += [
-                    say("records_exercises.record.field", field=field, value=text, hint=hint)
-                ]
-        return problems
-
     def judge(record: StoredMemory) -> ex.CheckResult:
         if store is None:
             return ex.wrong(say("records_exercises.record.no_store"))
@@ -111,7 +96,18 @@ def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -
             return ex.wrong(say("records_exercises.record.unreadable", store=store, error=error))
         if record not in stored:
             return ex.wrong(say("records_exercises.record.not_stored", record=record, store=store))
-        if problems := problems_of(record):
+        source, kind = record.source, record.kind.value
+        given = (source.source_id, source.source_type, source.captured_at, record.stored_at)
+        problems = (
+            [] if kind == "conversation" else [say("records_exercises.record.kind", kind=kind)]
+        )
+        for (field, expected), value in zip(BUILT_RECORD.items(), given, strict=True):
+            if value != expected:
+                hint = say(f"records_exercises.field.{_KNOWN.get((field, value), field)}")
+                text = repr(value) if field.startswith("source_") else value
+                line = say("records_exercises.record.field", field=field, value=text, hint=hint)
+                problems.append(line)
+        if problems:
             return ex.wrong(say("records_exercises.record.to_fix", count=len(problems)), problems)
         clock = datetime.fromisoformat
         lag = clock(record.stored_at) - clock(record.source.captured_at)

@@ -1,7 +1,4 @@
-"""Notebook 11's "Your turn" checker: it runs the exercise's five calls for real, on fresh
-stores in a temporary folder (on screen it would show the answer)."""
-
-from __future__ import annotations
+"""Notebook 11's "Your turn" checker: the five calls run for real on fresh stores, off screen."""
 
 import sqlite3
 import tempfile
@@ -17,8 +14,6 @@ from memorylib.records import MemorySource
 from memorylib.seed import seed_teaching_store
 from memorylib.store import RemoteMemoryStore
 
-LABELS = ("A", "B", "C", "D", "E")  # the five calls of the notebook's "Your turn" table
-
 
 def _note(memory_id: str, text: str) -> dict[str, object]:
     at = "2026-08-02T11:00:00Z"
@@ -28,8 +23,7 @@ def _note(memory_id: str, text: str) -> dict[str, object]:
 
 
 def service_exercise_truth() -> dict[str, object]:
-    """For A-D the name of the typed error each call raises (None: none); for E, after A to D,
-    (rows of alice.db's memories table, records alice's read_all() returns)."""
+    """A-D: each call's typed error name (None: none); E: (alice.db's rows, alice's records)."""
     with tempfile.TemporaryDirectory(prefix="memorylib-nb11-") as tmp:
         root = Path(tmp)
         alice = SQLiteMemoryStore(root / "alice.db", user_id="alice")
@@ -64,20 +58,17 @@ def _same(given: object, expected: object) -> bool:
 
 
 def _shown(given: object) -> str:
-    if isinstance(given, tuple | list):
-        return repr(given)
-    name = error_name(given)
-    return NO_ERROR if name is None else str(name)
+    shown = given if isinstance(given, tuple | list) else error_name(given)
+    return NO_ERROR if shown is None else str(shown)  # str of a list or tuple is its repr
 
 
 def check_service_predictions(answer: object) -> ex.CheckResult:
-    """``answer`` maps "A".."D" to an error class (or its name) or None, and "E" to a pair of
-    counts ``(rows, records)``; one hint per wrong label."""
+    """``answer``: "A".."D" -> an error class, its name or None; "E" -> (rows, records)."""
 
     def judge(answer: object) -> ex.CheckResult:
-        given = ex.expect_labels(answer, LABELS, say("service_views.described"))
+        given = ex.expect_labels(answer, "ABCDE", say("service_views.described"))
         truth = service_exercise_truth()
-        hints = {label: say(f"service_views.hint.{label}") for label in LABELS}
+        hints = {label: say(f"service_views.hint.{label}") for label in truth}
         mistakes = ex.grade_labels(truth, given, hints, same=_same, shown=_shown)
         named = {k: (NO_ERROR if v is None else v) for k, v in truth.items()}
         return mistakes or ex.right(say("service_views.right", n=len(truth), named=named))
