@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from memorylib.candidates import CandidateSet
+from memorylib import CandidateSet, RecallQuery, RecallResult, normalize_recall_query
 from memorylib.datasets import course_records, load_labelled_queries
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
@@ -26,9 +26,7 @@ from memorylib.notebook.buildit.scoring import SCORE_RECALL_CANDIDATE, chapter_b
 from memorylib.notebook.exercises import FunctionExercise, call_line, line_in, same
 from memorylib.notebook.messages import say
 from memorylib.pipeline import empty_reason
-from memorylib.query import normalize_recall_query
 from memorylib.ranking import stable_rank_recall_candidates
-from memorylib.records import RecallQuery, RecallResult
 from memorylib.timestamps import format_timestamp, parse_timestamp
 
 STAGES = ("normalize", "candidate", "score", "stable rank", "render")
@@ -101,15 +99,13 @@ def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[s
     """Run the last build-it cell of each stage notebook saved in ``folder``, alone: (the
     functions found, by contract name; for each slot without one, why)."""
     cells = {s.notebook: _saved_cell(Path(folder), s.notebook, s.stage) for s in SLOTS[1:]}
-    found: dict[str, Any] = {}
-    notes: dict[str, str] = {}
-    for slot in SLOTS:
-        namespace, problem = cells[slot.notebook]
-        if problem is None and callable(namespace.get(slot.yours)):
-            found[slot.name] = namespace[slot.yours]
-        else:
-            no_function = say("pipeline.cell.no_function", name=slot.yours, notebook=slot.notebook)
-            notes[slot.name] = problem or no_function
+    found = {s.name: f for s in SLOTS if callable(f := cells[s.notebook][0].get(s.yours))}
+    notes = {
+        s.name: cells[s.notebook][1]
+        or say("pipeline.cell.no_function", name=s.yours, notebook=s.notebook)
+        for s in SLOTS
+        if s.name not in found
+    }
     return found, notes
 
 
@@ -146,11 +142,9 @@ def run_alone(function: object) -> tuple[object, str | None]:
     from a cell of this kernel or the cell alone defines no function of its name."""
     filename = getattr(getattr(function, "__code__", None), "co_filename", None)
     entry = linecache.cache.get(filename)
-    # a cell: defined in __main__, and linecache holds its source with no mtime
-    in_a_cell = getattr(function, "__module__", None) == "__main__"
+    # a cell (not being run alone now): defined in __main__, its source in linecache, no mtime
+    in_a_cell = getattr(function, "__module__", None) == "__main__" and filename not in _ALONE
     if not in_a_cell or entry is None or len(entry) != 4 or entry[1] is not None:
-        return function, None
-    if filename in _ALONE:
         return function, None
     _ALONE.append(filename)
     try:
@@ -357,10 +351,8 @@ def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, s
 
 
 def _same_context(expected: str | None, got: object) -> bool:
-    if not isinstance(expected, str) or not isinstance(got, str):
-        return False
-    if expected == "" or got == "":
-        return expected == got
+    if not isinstance(expected, str) or not isinstance(got, str) or not (expected and got):
+        return isinstance(expected, str) and expected == got
     try:
         return parsed_tree(expected) == parsed_tree(got)
     except Exception:  # not well-formed: not the same
