@@ -84,8 +84,6 @@ def _error(exc: BaseException, line: str | None) -> str:
     return f"{type(exc).__name__}: {exc}" + (" " + say("pipeline.where", line=line) if line else "")
 
 
-# -- reading the build-it cells of saved notebooks -------------------------------------------
-
 _MARK = re.compile(r"\s*#\s*build-it:\s*([a-z]+(?: [a-z]+)?)")
 
 
@@ -96,8 +94,8 @@ def _run_cell(source: str, filename: str, module: str = "buildit_cell") -> dict[
 
 
 def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[str, str]]:
-    """Run the last build-it cell of each stage notebook saved in ``folder``, alone: (the
-    functions found, by contract name; for each slot without one, why)."""
+    """(Your functions, by contract name; why, for each slot without one): from the last
+    build-it cell of each stage notebook saved in ``folder``, each cell run alone."""
     cells = {s.notebook: _saved_cell(Path(folder), s.notebook, s.stage) for s in SLOTS[1:]}
     found = {s.name: f for s in SLOTS if callable(f := cells[s.notebook][0].get(s.yours))}
     notes = {
@@ -137,9 +135,8 @@ _ALONE: list[str] = []  # the cells being run alone now (a cell may call its own
 
 
 def run_alone(function: object) -> tuple[object, str | None]:
-    """``function`` as its notebook cell defines it when that cell runs alone (as 06c runs
-    the saved cell), or (None, what the cell raised); ``function`` itself when it is not
-    from a cell of this kernel or the cell alone defines no function of its name."""
+    """(``function`` as its cell defines it run alone, as 06c runs the saved cell, else
+    ``function`` itself, None), or (None, what the cell raised)."""
     filename = getattr(getattr(function, "__code__", None), "co_filename", None)
     entry = linecache.cache.get(filename)
     # a cell (not being run alone now): defined in __main__, its source in linecache, no mtime
@@ -155,9 +152,6 @@ def run_alone(function: object) -> tuple[object, str | None]:
         _ALONE.remove(filename)
     alone = namespace.get(getattr(function, "__name__", None))
     return (alone if callable(alone) else function), None
-
-
-# -- running ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -177,9 +171,7 @@ class PipelineRun:
 
 
 class _StageFailed(Exception):
-    def __init__(self, stage: str, message: str) -> None:
-        super().__init__(message)
-        self.stage = stage
+    """Raised with (stage, message) when one of your functions stops the run."""
 
 
 class Pipeline:
@@ -205,8 +197,7 @@ class Pipeline:
 
     @classmethod
     def _of(cls, functions: Mapping[str, Any], notes: Mapping[str, str]) -> Pipeline:
-        unknown = sorted(set(functions) - set(_NAMES))
-        if unknown:
+        if unknown := sorted(set(functions) - set(_NAMES)):
             raise TypeError(say("pipeline.unknown", unknown=unknown, expected=_NAMES))
         missing = say("pipeline.why.not_found") if notes else say("pipeline.why.not_given")
         return cls(
@@ -288,7 +279,7 @@ class Pipeline:
             result = RecallResult(query, hits, found.searched_records, n, reason, retracted)
             context = self._run("render_recall_context")(result)  # 5. render
         except _StageFailed as failed:
-            return PipelineRun(query, found, result, None, failed.stage, str(failed))
+            return PipelineRun(query, found, result, None, *failed.args)
         return PipelineRun(query, found, result, context)
 
     def compare(self, text: str, records: Iterable[Any], **recall: Any) -> Comparison:
@@ -296,9 +287,6 @@ class Pipeline:
         records = tuple(records)
         reference = Pipeline.reference().recall(text, records, **recall)
         return Comparison(reference, self.recall(text, records, **recall))
-
-
-# -- comparing two runs ------------------------------------------------------------------------
 
 
 def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, str] | None:
@@ -367,9 +355,6 @@ class Comparison:
     @property
     def difference(self) -> tuple[str, str] | None:
         return first_difference(self.reference, self.yours)
-
-
-# -- the course corpus --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
