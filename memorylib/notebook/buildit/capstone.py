@@ -90,8 +90,7 @@ def broken_pipeline(label: str) -> Pipeline:
 
 
 def first_difference_truth() -> dict[str, str]:
-    """For each broken pipeline: the first stage where it differs from the library on the
-    chapter's example (teaching records and clock, query_id "query-1"), or "none"."""
+    """Each broken pipeline's first stage that differs on the chapter's example, or "none"."""
     chapter = {"user_scope": CHAPTER_SCOPE, "as_of": TEACHING_AS_OF, "query_id": "query-1"}
     runs = {label: broken_pipeline(label).compare(CHAPTER_QUERY, chapter_records(), **chapter)
             for label in BROKEN}  # fmt: skip
@@ -108,8 +107,7 @@ def _stage(given: object) -> object:
 
 
 def check_first_differences(answer: object) -> ex.CheckResult:
-    """Self-check for 06c: ``answer`` maps "A".."E" to the first stage where that broken
-    pipeline differs from the library on the chapter's example, or "none"."""
+    """06c's check: ``answer`` maps "A".."E" to ``first_difference_truth``'s stages."""
     described = say("capstone.described")
 
     def judge(answer: object) -> ex.CheckResult:

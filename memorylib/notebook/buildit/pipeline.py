@@ -182,8 +182,7 @@ class Pipeline:
 
     @classmethod
     def reference(cls) -> Pipeline:
-        why = say("pipeline.why.reference")
-        return cls({s.name: Choice(s, s.reference, False, why) for s in SLOTS})
+        return cls._of({}, {}, say("pipeline.why.reference"))
 
     @classmethod
     def from_functions(cls, **functions: Any) -> Pipeline:
@@ -196,10 +195,10 @@ class Pipeline:
         return cls._of(*load_buildit_cells(folder))
 
     @classmethod
-    def _of(cls, functions: Mapping[str, Any], notes: Mapping[str, str]) -> Pipeline:
+    def _of(cls, functions: Mapping[str, Any], notes: Mapping[str, str], why: str = "") -> Pipeline:
         if unknown := sorted(set(functions) - set(_NAMES)):
             raise TypeError(say("pipeline.unknown", unknown=unknown, expected=_NAMES))
-        missing = say("pipeline.why.not_found") if notes else say("pipeline.why.not_given")
+        missing = why or (say("pipeline.why.not_found") if notes else say("pipeline.why.not_given"))
         return cls(
             {s.name: _choose(s, functions.get(s.name), notes.get(s.name, missing)) for s in SLOTS}
         )
