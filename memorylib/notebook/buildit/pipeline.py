@@ -96,6 +96,7 @@ def _run_cell(source: str, filename: str, module: str = "buildit_cell") -> dict[
 def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[str, str]]:
     """(Your functions, by contract name; why, for each slot without one): from the last
     build-it cell of each stage notebook saved in ``folder``, each cell run alone."""
+    # each notebook once: 02's two slots share one cell
     cells = {s.notebook: _saved_cell(Path(folder), s.notebook, s.stage) for s in SLOTS[1:]}
     found = {s.name: f for s in SLOTS if callable(f := cells[s.notebook][0].get(s.yours))}
     notes = {
