@@ -1,19 +1,31 @@
-"""The chart several notebooks share (the funnel of 03, whose colours 08's playground SVG
-uses too): it draws its counts in the stage colours, and the font list is set in one place.
-The charts one notebook draws (04's recency curves and bars, 05's bump chart) are code in
+"""The colours every chart shares: 03's funnel (code in its cell, run here since nbval does not
+compare images) draws each count in its stage's colour; and the font list is set in one place.
+The other charts one notebook draws (04's recency curves and bars, 05's bump chart) are code in
 that notebook's cells, compared by nbval."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib
+import matplotlib.pyplot as plt
+import nbformat
 from matplotlib.colors import to_hex
 
 from memorylib.notebook import charts
 from memorylib.notebook.common import CHART_FONTS, setup_notebook
 
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_candidates.ipynb"
 
-def test_the_funnel_shows_each_stage_count() -> None:
-    fig = charts.funnel({"searched": 69, "candidates": 26, "hits": 5})
+
+def test_the_funnel_of_03_shows_each_stage_count() -> None:
+    cells = nbformat.read(NOTEBOOK, as_version=4).cells
+    source = next(c.source for c in cells if c.get("id") == "nb03-topk")
+    drawing = source[source.index("fig, ax = ") : source.index("plt.show()")]
+    counts = {"searched": 69, "candidates": 26, "hits": 5}
+    namespace = {"plt": plt, "charts": charts, "funnel": counts, "NOISY": "q"}
+    exec(drawing, namespace)
+    fig = namespace["fig"]
     bars = fig.axes[0].patches
     assert [b.get_width() for b in bars] == [69, 26, 5]
     assert [to_hex(b.get_facecolor()) for b in bars] == [

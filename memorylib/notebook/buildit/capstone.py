@@ -1,10 +1,4 @@
-"""Notebook 06c's "Your turn": five pipelines, each with one function broken on purpose.
-
-Each broken function replaces one slot of the library's pipeline (``broken_pipeline``);
-the notebook prints their source, the student predicts the first stage where each differs
-from the library on the chapter's example (or "none"), and the checker runs them for the
-truth. Leaves out: the corpus run (06c's cell after the check shows it).
-"""
+"""Notebook 06c's "Your turn": five pipelines, each with one function broken on purpose."""
 
 from __future__ import annotations
 
@@ -30,15 +24,10 @@ from memorylib import (
     score_recall_candidate,
     stable_rank_recall_candidates,
 )
+from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit.fixtures import CHAPTER_QUERY, CHAPTER_SCOPE, chapter_records
 from memorylib.notebook.buildit.pipeline import STAGES, Pipeline
-from memorylib.notebook.exercises import (
-    CheckResult,
-    check_value,
-    expect_labels,
-    grade_labels,
-    right,
-)
+from memorylib.notebook.messages import say
 from memorylib.render import escape_xml
 
 
@@ -101,21 +90,13 @@ def broken_pipeline(label: str) -> Pipeline:
 
 
 def first_difference_truth() -> dict[str, str]:
-    """For each broken pipeline: the first stage where it differs from the library on the
-    chapter's example (teaching records and clock, query_id "query-1"), or "none"."""
+    """Each broken pipeline's first stage that differs on the chapter's example, or "none"."""
     chapter = {"user_scope": CHAPTER_SCOPE, "as_of": TEACHING_AS_OF, "query_id": "query-1"}
     runs = {label: broken_pipeline(label).compare(CHAPTER_QUERY, chapter_records(), **chapter)
             for label in BROKEN}  # fmt: skip
     return {label: (run.difference or ("none",))[0] for label, run in runs.items()}
 
 
-_HINTS = {
-    "A": "the chapter's query is written in capitals; which stage's output shows it?",
-    "B": "the comparison checks searched_records too, not only which records matched.",
-    "C": "conversation-003 is one day old: its recency depends on the window.",
-    "D": "count the chapter example's candidates: does a limit of 5 cut anything there?",
-    "E": "the chapter's query has a hit: when does the empty wrapper appear?",
-}
 _ANSWERS = (*STAGES, "none")
 
 
@@ -125,26 +106,20 @@ def _stage(given: object) -> object:
     return " ".join(given.lower().replace("_", " ").replace("-", " ").split())
 
 
-def check_first_differences(answer: object) -> CheckResult:
-    """Self-check for notebook 06c: ``answer`` maps "A".."E" to the first stage where that
-    broken pipeline differs on the chapter's example (one of normalize, candidate, score,
-    stable rank, render), or "none"."""
+def check_first_differences(answer: object) -> ex.CheckResult:
+    """06c's check: ``answer`` maps "A".."E" to ``first_difference_truth``'s stages."""
+    described = say("capstone.described")
 
-    def judge(answer: object) -> CheckResult:
-        given = expect_labels(answer, BROKEN, "a dict from 'A'..'E' to a stage name or 'none'")
-        unknown = [label for label, value in given.items() if _stage(value) not in _ANSWERS]
-        hints = dict(_HINTS)
-        for label in unknown:
-            hints[label] = f"answer one of {', '.join(map(repr, _ANSWERS))}."
+    def judge(answer: object) -> ex.CheckResult:
+        given = ex.expect_labels(answer, BROKEN, described)
+        one_of = say("capstone.answer_one_of", answers=", ".join(map(repr, _ANSWERS)))
+        hints = {
+            label: say(f"capstone.hint.{label}") if _stage(value) in _ANSWERS else one_of
+            for label, value in given.items()
+        }
         truth = first_difference_truth()
-        mistakes = grade_labels(truth, given, hints, same=lambda g, e: _stage(g) == e)
-        if mistakes is not None:
-            return mistakes
-        lucky = [label for label, stage in truth.items() if stage == "none"]
-        return right(
-            f"All {len(truth)} right. {' and '.join(lucky)} agree with the library on the "
-            "chapter's example although each has a stage broken: one example can agree by "
-            "luck. The cell under 'After the check' runs all five on the corpus."
-        )
+        mistakes = ex.grade_labels(truth, given, hints, same=lambda g, e: _stage(g) == e)
+        lucky = " and ".join(label for label, stage in truth.items() if stage == "none")
+        return mistakes or ex.right(say("capstone.right", total=len(truth), lucky=lucky))
 
-    return check_value(answer, judge, placeholder="a dict from 'A'..'E' to a stage name or 'none'")
+    return ex.check_value(answer, judge, placeholder=described)

@@ -1,13 +1,4 @@
-"""Your pipeline (notebook 06c): your build-it functions run as one recall, beside the library's.
-
-``Pipeline`` holds one function per slot (``SLOTS``): yours where you wrote it (one that
-raises ``NotImplementedError`` on its stage's first worked example counts as not written),
-the library's elsewhere. ``from_notebooks(folder)`` runs the build-it cell of notebooks 02-06
-as SAVED, each alone. ``recall`` runs the five stages; an exception in one of your functions
-ends the run with its stage and your line. ``compare`` runs yours and the library's, and
-``first_difference`` names the first stage that differs; ``compare_on_corpus`` does it for
-every labelled query of the course corpus.
-"""
+"""Your pipeline (notebook 06c): your build-it functions as one recall, beside the library's."""
 
 from __future__ import annotations
 
@@ -24,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from memorylib.candidates import CandidateSet
+from memorylib import CandidateSet, RecallQuery, RecallResult, normalize_recall_query
 from memorylib.datasets import course_records, load_labelled_queries
 from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
@@ -35,9 +26,7 @@ from memorylib.notebook.buildit.scoring import SCORE_RECALL_CANDIDATE, chapter_b
 from memorylib.notebook.exercises import FunctionExercise, call_line, line_in, same
 from memorylib.notebook.messages import say
 from memorylib.pipeline import empty_reason
-from memorylib.query import normalize_recall_query
 from memorylib.ranking import stable_rank_recall_candidates
-from memorylib.records import RecallQuery, RecallResult
 from memorylib.timestamps import format_timestamp, parse_timestamp
 
 STAGES = ("normalize", "candidate", "score", "stable rank", "render")
@@ -65,7 +54,6 @@ SLOTS: tuple[Slot, ...] = (
     Slot("render", "06_render.ipynb", RENDER_RECALL_CONTEXT),
 )
 _NAMES = [slot.name for slot in SLOTS]
-SCORE = "score_recall_candidate"
 
 
 @dataclass(frozen=True)
@@ -91,36 +79,32 @@ def _choose(slot: Slot, function: object, missing: str) -> Choice:
     return Choice(slot, function, True, say("pipeline.why.yours"))
 
 
-def _where(line: str | None) -> str:
-    return " " + say("pipeline.where", line=line) if line else ""
+def _error(exc: BaseException, line: str | None) -> str:
+    """What a student's code raised, and on which line when known."""
+    return f"{type(exc).__name__}: {exc}" + (" " + say("pipeline.where", line=line) if line else "")
 
 
-# -- reading the build-it cells of saved notebooks -------------------------------------------
-
-_MARK = re.compile(r"#\s*build-it:\s*(?P<stage>[a-z]+(?: [a-z]+)?)")
+_MARK = re.compile(r"\s*#\s*build-it:\s*([a-z]+(?: [a-z]+)?)")
 
 
 def _run_cell(source: str, filename: str, module: str = "buildit_cell") -> dict[str, Any]:
-    """Run one cell's source alone, in a fresh namespace; that namespace afterwards."""
     namespace: dict[str, Any] = {"__name__": module}
     exec(compile(source, filename, "exec"), namespace)
     return namespace
 
 
 def load_buildit_cells(folder: str | Path = ".") -> tuple[dict[str, Any], dict[str, str]]:
-    """Run the last build-it cell of each stage notebook saved in ``folder``, alone: (the
-    functions found, by contract name; for each slot without one, why)."""
-    found: dict[str, Any] = {}
-    notes: dict[str, str] = {}
-    for notebook in dict.fromkeys(slot.notebook for slot in SLOTS):
-        slots = [slot for slot in SLOTS if slot.notebook == notebook]
-        namespace, problem = _saved_cell(Path(folder), notebook, slots[0].stage)
-        for slot in slots:
-            if problem is None and callable(namespace.get(slot.yours)):
-                found[slot.name] = namespace[slot.yours]
-            else:
-                no_function = say("pipeline.cell.no_function", name=slot.yours, notebook=notebook)
-                notes[slot.name] = problem or no_function
+    """(Your functions, by contract name; why, for each slot without one): from the last
+    build-it cell of each stage notebook saved in ``folder``, each cell run alone."""
+    # each notebook once: 02's two slots share one cell
+    cells = {s.notebook: _saved_cell(Path(folder), s.notebook, s.stage) for s in SLOTS[1:]}
+    found = {s.name: f for s in SLOTS if callable(f := cells[s.notebook][0].get(s.yours))}
+    notes = {
+        s.name: cells[s.notebook][1]
+        or say("pipeline.cell.no_function", name=s.yours, notebook=s.notebook)
+        for s in SLOTS
+        if s.name not in found
+    }
     return found, notes
 
 
@@ -134,9 +118,8 @@ def _saved_cell(folder: Path, notebook: str, stage: str) -> tuple[dict[str, Any]
         src
         for cell in cells
         if cell.get("cell_type") == "code"
-        and (src := "".join(cell.get("source", "")))
-        and (mark := _MARK.match(src.lstrip())) is not None
-        and mark.group("stage") == stage
+        and (mark := _MARK.match(src := "".join(cell.get("source", ""))))
+        and mark[1] == stage
     ]
     if not sources:
         return {}, say("pipeline.cell.missing", stage=stage, notebook=notebook)
@@ -145,39 +128,31 @@ def _saved_cell(folder: Path, notebook: str, stage: str) -> tuple[dict[str, Any]
     try:
         return _run_cell(source, filename, f"buildit_{Path(notebook).stem}"), None
     except Exception as exc:  # the student's cell: report it, run the reference
-        error = f"{type(exc).__name__}: {exc}"
-        raised = say("pipeline.cell.raised", notebook=notebook, error=error)
-        return {}, raised + _where(line_in(exc, filename))
+        error = _error(exc, line_in(exc, filename))
+        return {}, say("pipeline.cell.raised", notebook=notebook, error=error)
 
 
 _ALONE: list[str] = []  # the cells being run alone now (a cell may call its own check)
 
 
 def run_alone(function: object) -> tuple[object, str | None]:
-    """``function`` as its notebook cell defines it when that cell runs alone, as 06c runs
-    the saved cell: (that function, None), or (None, what went wrong) when the cell raised.
-    ``(function, None)`` when it was not defined in a cell of this kernel, or the cell alone
-    defines no function of its name."""
-    code, name = getattr(function, "__code__", None), getattr(function, "__name__", None)
-    entry = None if code is None else linecache.cache.get(code.co_filename)
-    # a cell: defined in __main__, and linecache holds its source with no mtime
-    in_a_cell = getattr(function, "__module__", None) == "__main__"
-    if code is None or not in_a_cell or entry is None or len(entry) != 4 or entry[1] is not None:
+    """(``function`` as its cell defines it run alone, as 06c runs the saved cell, else
+    ``function`` itself, None), or (None, what the cell raised)."""
+    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
+    entry = linecache.cache.get(filename)
+    # a cell (not being run alone now): defined in __main__, its source in linecache, no mtime
+    in_a_cell = getattr(function, "__module__", None) == "__main__" and filename not in _ALONE
+    if not in_a_cell or entry is None or len(entry) != 4 or entry[1] is not None:
         return function, None
-    if code.co_filename in _ALONE:
-        return function, None
-    _ALONE.append(code.co_filename)
+    _ALONE.append(filename)
     try:
-        namespace = _run_cell("".join(entry[2]), code.co_filename)
+        namespace = _run_cell("".join(entry[2]), filename)
     except Exception as exc:  # the student's cell
-        return None, f"{type(exc).__name__}: {exc}" + _where(line_in(exc, code.co_filename))
+        return None, _error(exc, line_in(exc, filename))
     finally:
-        _ALONE.remove(code.co_filename)
-    alone = namespace.get(name) if isinstance(name, str) else None
-    return (alone, None) if callable(alone) else (function, None)
-
-
-# -- running ------------------------------------------------------------------------------------
+        _ALONE.remove(filename)
+    alone = namespace.get(getattr(function, "__name__", None))
+    return (alone if callable(alone) else function), None
 
 
 @dataclass(frozen=True)
@@ -197,21 +172,18 @@ class PipelineRun:
 
 
 class _StageFailed(Exception):
-    def __init__(self, stage: str, message: str) -> None:
-        super().__init__(message)
-        self.stage = stage
+    """Raised with (stage, message) when one of your functions stops the run."""
 
 
 class Pipeline:
-    """One function per slot, yours or the reference; see the module docstring."""
+    """One function per slot, yours or the reference."""
 
     def __init__(self, choices: Mapping[str, Choice]) -> None:
         self.choices = {slot.name: choices[slot.name] for slot in SLOTS}
 
     @classmethod
     def reference(cls) -> Pipeline:
-        why = say("pipeline.why.reference")
-        return cls({s.name: Choice(s, s.reference, False, why) for s in SLOTS})
+        return cls._of({}, {}, say("pipeline.why.reference"))
 
     @classmethod
     def from_functions(cls, **functions: Any) -> Pipeline:
@@ -219,18 +191,15 @@ class Pipeline:
         return cls._of(functions, {})
 
     @classmethod
-    def from_notebooks(cls, folder: str | Path = ".", **functions: Any) -> Pipeline:
-        """Yours from the saved build-it cells of notebooks 02-06 in ``folder``; a function
-        given by keyword (one of this kernel's) replaces what the saved cell defines."""
-        found, notes = load_buildit_cells(folder)
-        return cls._of({**found, **{k: v for k, v in functions.items() if v is not None}}, notes)
+    def from_notebooks(cls, folder: str | Path = ".") -> Pipeline:
+        """Yours from the saved build-it cells of notebooks 02-06 in ``folder``."""
+        return cls._of(*load_buildit_cells(folder))
 
     @classmethod
-    def _of(cls, functions: Mapping[str, Any], notes: Mapping[str, str]) -> Pipeline:
-        unknown = sorted(set(functions) - set(_NAMES))
-        if unknown:
+    def _of(cls, functions: Mapping[str, Any], notes: Mapping[str, str], why: str = "") -> Pipeline:
+        if unknown := sorted(set(functions) - set(_NAMES)):
             raise TypeError(say("pipeline.unknown", unknown=unknown, expected=_NAMES))
-        missing = say("pipeline.why.not_found") if notes else say("pipeline.why.not_given")
+        missing = why or (say("pipeline.why.not_found") if notes else say("pipeline.why.not_given"))
         return cls(
             {s.name: _choose(s, functions.get(s.name), notes.get(s.name, missing)) for s in SLOTS}
         )
@@ -252,10 +221,9 @@ class Pipeline:
             except _StageFailed:  # your scorer, called by your ranker
                 raise
             except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
+                error = _error(exc, call_line(exc, choice.function))
                 message = say("pipeline.raised", name=choice.slot.yours, error=error)
-                where = _where(call_line(exc, choice.function))
-                raise _StageFailed(choice.slot.stage, message + where) from exc
+                raise _StageFailed(choice.slot.stage, message) from exc
 
         return guarded
 
@@ -272,8 +240,9 @@ class Pipeline:
         return dataclasses.replace(checked, normalized_text=normalized, terms=tuple(terms))
 
     def _rank(self, query: RecallQuery, candidates: tuple[Any, ...], moment: datetime) -> Any:
-        ranker, scorer = self.choices["stable_rank_recall_candidates"], self.choices[SCORE]
-        score, yours = scorer.function, self._run(SCORE)
+        ranker = self.choices["stable_rank_recall_candidates"]
+        scorer = self.choices["score_recall_candidate"]
+        score, yours = scorer.function, self._run("score_recall_candidate")
         if scorer.yours:  # the chapter's signature: the library's policy and corpus dropped
 
             def score(q: RecallQuery, c: Any, *, as_of: Any, **_: Any) -> Any:
@@ -285,45 +254,32 @@ class Pipeline:
             return self._run(ranker.slot.name)(query, candidates, as_of=moment, **extra)
         try:
             return stable_rank_recall_candidates(query, candidates, as_of=moment, score=score)
-        except _StageFailed:
-            raise
         except Exception as exc:  # the library's ranker could not use what your scorer returned
-            if not scorer.yours:
+            if isinstance(exc, _StageFailed) or not scorer.yours:
                 raise
-            raise _StageFailed("score", f"{type(exc).__name__}: {exc}") from exc
+            raise _StageFailed("score", _error(exc, None)) from exc
 
     def recall(
         self, text: str, records: Iterable[Any], *, as_of: datetime | str, **fields: Any
     ) -> PipelineRun:
-        """The five stages over ``records``; ``fields``: ``user_scope``, ``limit`` (5),
-        ``query_id`` ("q-yours"). The library's rejections of the query raise; an exception
-        in one of YOUR functions ends the run with ``failed_stage`` and ``error`` set."""
+        """The five stages; ``fields``: ``user_scope``, ``limit`` (5), ``query_id``; what one
+        of YOUR functions raises ends the run with ``failed_stage`` and ``error`` set."""
         moment = parse_timestamp(as_of, "as_of")
-        checks = {
-            "limit": 5,
-            "query_id": "q-yours",
-            **fields,
-            "issued_at": format_timestamp(moment),
-        }
+        fields = {"limit": 5, "query_id": "q-yours", **fields}
         query = found = result = None
-        try:
-            query = self._query(text, **checks)  # 1. normalize
+        try:  # 1. normalize
+            query = self._query(text, **fields, issued_at=format_timestamp(moment))
             found = self._run("build_recall_candidates")(query, tuple(records))  # 2. candidate
             if not isinstance(found, CandidateSet):
                 message = say("pipeline.not_candidates", kind=type(found).__name__)
                 raise _StageFailed("candidate", message)
             hits = tuple(self._rank(query, tuple(found.candidates), moment))  # 3. and 4.
-            result = RecallResult(
-                query=query,
-                hits=hits,
-                searched_records=found.searched_records,
-                candidate_records=len(found.candidates),
-                empty_reason=empty_reason(hits, len(found.candidates)),
-                retracted_records=found.retracted_records,
-            )
+            n = len(found.candidates)
+            reason, retracted = empty_reason(hits, n), found.retracted_records
+            result = RecallResult(query, hits, found.searched_records, n, reason, retracted)
             context = self._run("render_recall_context")(result)  # 5. render
         except _StageFailed as failed:
-            return PipelineRun(query, found, result, None, failed.stage, str(failed))
+            return PipelineRun(query, found, result, None, *failed.args)
         return PipelineRun(query, found, result, context)
 
     def compare(self, text: str, records: Iterable[Any], **recall: Any) -> Comparison:
@@ -331,9 +287,6 @@ class Pipeline:
         records = tuple(records)
         reference = Pipeline.reference().recall(text, records, **recall)
         return Comparison(reference, self.recall(text, records, **recall))
-
-
-# -- comparing two runs ------------------------------------------------------------------------
 
 
 def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, str] | None:
@@ -386,10 +339,8 @@ def first_difference(reference: PipelineRun, yours: PipelineRun) -> tuple[str, s
 
 
 def _same_context(expected: str | None, got: object) -> bool:
-    if not isinstance(expected, str) or not isinstance(got, str):
-        return False
-    if expected == "" or got == "":
-        return expected == got
+    if not isinstance(expected, str) or not isinstance(got, str) or not (expected and got):
+        return isinstance(expected, str) and expected == got
     try:
         return parsed_tree(expected) == parsed_tree(got)
     except Exception:  # not well-formed: not the same
@@ -406,13 +357,9 @@ class Comparison:
         return first_difference(self.reference, self.yours)
 
 
-# -- the course corpus --------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CorpusComparison:
-    """Yours vs the reference on every labelled query: ``frame`` (one row per query),
-    ``differences`` (the rows that differ) and a one-line ``summary``."""
+    """Yours vs the reference on every labelled query: one row per query in ``frame``."""
 
     frame: pd.DataFrame
 
