@@ -33,6 +33,9 @@ T = TypeVar("T")
 TOLERANCE = 1e-6
 FLOAT_NOISE = 1e-12
 DEADLINE_SECONDS = 10.0  # a function slower than this over all generated cases is "slow"
+_SEARCH = dict(
+    derandomize=True, database=None, deadline=None, phases=(Phase.generate, Phase.shrink)
+)
 
 
 def say(key: str, **values: Any) -> str:
@@ -236,8 +239,6 @@ class Question:
 class Call:
     """The arguments of one call of the function under test: ``Call(query, records)``."""
 
-    __slots__ = ("args", "kwargs")
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.args = args
         self.kwargs = kwargs
@@ -417,7 +418,7 @@ class _Check:
     name: str
 
     def run(self, function: Callable[..., Any], call: Call, mine: bool = False) -> _Run:
-        """One call; a student's (``mine``) template or entering ``refuses`` ends the check."""
+        # The student's (``mine``) template, or entering one of ``refuses``, ends the check.
         codes = {f.__code__: f.__name__ for f in self.exercise.refuses if hasattr(f, "__code__")}
         entered: list[str] = []
 
@@ -425,16 +426,14 @@ class _Check:
             if event == "call" and not entered and frame.f_code in codes:
                 entered.append(codes[frame.f_code])
 
-        previous, watching = sys.getprofile(), mine and codes
-        if watching:
-            sys.setprofile(watch)
+        previous = sys.getprofile()
+        sys.setprofile(watch if mine and codes else previous)
         try:
             raw, error = call(function), None
         except Exception as exc:  # the student's bug is data here, never a traceback
             raw, error = None, exc
         finally:
-            if watching:
-                sys.setprofile(previous)
+            sys.setprofile(previous)
         if mine and isinstance(error, NotImplementedError):
             raise _Stop(not_answered(say("function.template", name=self.name)))
         if entered:
@@ -450,8 +449,7 @@ class _Check:
         return self.run(self.exercise.reference, call), self.run(self.student, call, True)
 
     def mistake(self, call: Call, got: _Run) -> Mistake | None:
-        """The catalogued mistake acting as the student on ``call`` (the most alike on examples)."""
-
+        # Among several mistakes acting as the student on ``call``: the most alike on examples.
         def alike(mistake: Mistake, case: Call, theirs: _Run) -> bool:
             run = self.run(mistake.variant, case)
             return not isinstance(run.error, NotImplementedError) and run.agrees(theirs, exact=True)
@@ -505,7 +503,6 @@ class _Check:
         return wrong(message, details, counterexample=where)
 
     def search(self) -> tuple[Call | None, int]:
-        """The shrunk call disagreeing as the first one did (or None), and how many agreed first."""
         first: list[tuple[str, str]] = []
         agreed, start, generated = [0], time.perf_counter(), self.exercise.generated
 
@@ -520,19 +517,9 @@ class _Check:
             first[:] = first or [expected.kind(got)]
             return expected.kind(got) == first[0]
 
-        found = None
+        found, search = None, settings(max_examples=generated, **_SEARCH)
         with _isolated(), contextlib.suppress(NoSuchExample):
-            found = find(
-                self.exercise.cases,
-                disagrees,
-                settings=settings(
-                    max_examples=generated,
-                    derandomize=True,
-                    database=None,
-                    deadline=None,
-                    phases=(Phase.generate, Phase.shrink),
-                ),
-            )
+            found = find(self.exercise.cases, disagrees, settings=search)
         return found, agreed[0]
 
 
