@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -21,8 +21,7 @@ from matplotlib.figure import Figure
 from memorylib.errors import RemoteMemoryError
 from memorylib.notebook.messages import say
 
-P = ParamSpec("P")
-R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 # Chart fonts, by preference: matplotlib draws each character with the first installed
@@ -134,7 +133,7 @@ def chart_fonts() -> Iterator[None]:
         yield
 
 
-def with_chart_fonts(draw: Callable[P, R]) -> Callable[P, R]:
+def with_chart_fonts(draw: F) -> F:
     """Decorator: run a chart function inside ``chart_fonts()``."""
     return chart_fonts()(draw)
 

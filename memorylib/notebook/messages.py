@@ -39,8 +39,7 @@ def parse(text: str, where: str = "<catalogue>") -> dict[str, str]:
         if not line.strip() or line.startswith("#"):
             continue
         if line.startswith("  ") and key is not None:
-            newline = line.startswith("  |")
-            entries[key] += "\n" + line[4:] if newline else " " + line[2:]
+            entries[key] += "\n" + line[4:] if line.startswith("  |") else " " + line[2:]
             continue
         match = _LINE.match(line)
         if match is None:
