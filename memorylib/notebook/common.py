@@ -1,9 +1,7 @@
-"""What every notebook shares: the set-up cell, chart fonts, styled tables, typed outcomes,
-the temporary ``Workspace`` every store lives in, and the course order with its navigation."""
+"""What every notebook shares: set-up, chart fonts, tables, outcomes, workspace, course order."""
 
 from __future__ import annotations
 
-import functools
 import io
 import os
 import tempfile
@@ -12,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -23,8 +21,7 @@ from matplotlib.figure import Figure
 from memorylib.errors import RemoteMemoryError
 from memorylib.notebook.messages import say
 
-P = ParamSpec("P")
-R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 # Chart fonts, by preference: matplotlib draws each character with the first installed
@@ -34,8 +31,7 @@ NO_ERROR = say("common.no_error")
 
 
 def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
-    """Inline PNG charts in the course's one style, drawn with ``fonts``; pandas shows 6
-    decimals (the contract's rounding)."""
+    """Inline PNG charts in the course's one style; pandas shows 6 decimals (the contract's)."""
     os.environ.pop("MPLBACKEND", None)
     with suppress(ImportError, NotImplementedError):  # plain Python, or a test's bare shell
         from IPython import get_ipython
@@ -67,8 +63,7 @@ def pipeline_banner(stage: str) -> str:
 
 
 def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | None = None) -> Any:
-    """A Styler with a FIXED id (a random one changes every run), text escaped as HTML (a
-    memory may hold "<hit>"), the index hidden; ``gradient`` shades a numeric column."""
+    """A Styler with a FIXED id (a random one changes every run), HTML-escaped, index hidden."""
     styler = frame.style.set_uuid(uuid).format(precision=precision, escape="html")
     if gradient is not None and gradient in frame.columns and len(frame):
         styler = styler.bar(subset=[gradient], color="#9ecae1", vmin=0)
@@ -108,8 +103,7 @@ def styled_table(
 
 
 def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
-    """(error type name, message) of memorylib's typed error, or (``NO_ERROR``, the result);
-    any other exception is a bug and propagates."""
+    """(error type name, message) of memorylib's typed error, or (``NO_ERROR``, the result)."""
     try:
         return NO_ERROR, str(action())
     except RemoteMemoryError as exc:
@@ -117,8 +111,7 @@ def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
 
 
 def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
-    """A predicted outcome as checkers compare it: an exception class as its name, a str
-    stripped, None for "no error" (also "", "none", any case, or one of ``no_error``)."""
+    """A predicted outcome as compared: a class as its name, a str stripped, None for no error."""
     if isinstance(value, type) and issubclass(value, BaseException):
         return value.__name__
     if isinstance(value, str):
@@ -129,8 +122,7 @@ def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
 
 @contextmanager
 def chart_fonts() -> Iterator[None]:
-    """Draw with only the installed families of ``rcParams["font.family"]`` (a missing one
-    makes matplotlib log "findfont: ..." into the output for every text)."""
+    """Only the installed font families (a missing one logs "findfont: ..." into the output)."""
     installed = {entry.name for entry in font_manager.fontManager.ttflist}
     families = [
         family
@@ -141,15 +133,9 @@ def chart_fonts() -> Iterator[None]:
         yield
 
 
-def with_chart_fonts(draw: Callable[P, R]) -> Callable[P, R]:
+def with_chart_fonts(draw: F) -> F:
     """Decorator: run a chart function inside ``chart_fonts()``."""
-
-    @functools.wraps(draw)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with chart_fonts():
-            return draw(*args, **kwargs)
-
-    return wrapper
+    return chart_fonts()(draw)
 
 
 def figure_png(fig: Figure) -> bytes:
@@ -161,8 +147,7 @@ def figure_png(fig: Figure) -> bytes:
 
 
 class Workspace:
-    """A temporary folder for a notebook's stores, removed when the kernel exits; paths in
-    it are shown relative (``ws.show(path)``), so no machine's path reaches an output."""
+    """A notebook's temporary folder; ``show`` gives paths relative (no machine's path shown)."""
 
     def __init__(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="memorylib-course-")
@@ -218,9 +203,7 @@ def course_notebook(stem: str) -> CourseNotebook:
 
 
 def navigation_line(stem: str) -> str:
-    """``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``, under a
-    notebook's title and as its last line; the index shows "Index" unlinked and has no
-    previous part, the notebook after it links the index once, the last has no next part."""
+    """``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``."""
     position = COURSE.index(course_notebook(stem))
     index, parts = COURSE[0], []
     if position > 0:

@@ -1,13 +1,4 @@
-"""The course's one exercise engine: every "Your turn" is checked here.
-
-A check returns a ``CheckResult``: ⏳ not answered (the committed ``...``, or a template still
-raising ``NotImplementedError``), ❌ wrong with a hint, or ✅ right (as a cell's value, an HTML
-box). ``check_value`` checks a typed value: ``judge`` returns ``right`` or ``wrong``, and an
-``expect_*`` parser that rejects the answer ends the check. ``check_function`` runs the
-student's function against the reference on named worked examples, then on cases a seeded
-hypothesis strategy generates, the first disagreement shrunk to the smallest; a catalogued
-``Mistake`` that does the same gives its hint. ``Question`` is a quiz question.
-"""
+"""The course's one exercise engine: every "Your turn" is checked here (⏳, ❌ or ✅)."""
 
 from __future__ import annotations
 
@@ -23,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NoReturn, TypeVar
+from unittest import mock
 
 from hypothesis import Phase, configuration, find, settings
 from hypothesis.errors import NoSuchExample
@@ -41,6 +33,9 @@ T = TypeVar("T")
 TOLERANCE = 1e-6
 FLOAT_NOISE = 1e-12
 DEADLINE_SECONDS = 10.0  # a function slower than this over all generated cases is "slow"
+_SEARCH = dict(
+    derandomize=True, database=None, deadline=None, phases=(Phase.generate, Phase.shrink)
+)
 
 
 def say(key: str, **values: Any) -> str:
@@ -97,10 +92,10 @@ class CheckResult:
             (label, value), *rest = self.counterexample.rows()
             width = max(len(label) for label, _ in rest) + 2
             lines.append(f"{label}: " + value.replace("\n", "\n    "))
-            for label, value in rest:
-                lines.append(
-                    (label + ":").ljust(width) + value.replace("\n", "\n" + " " * (width + 2))
-                )
+            indent = "\n" + " " * (width + 2)
+            lines += [
+                (label + ":").ljust(width) + value.replace("\n", indent) for label, value in rest
+            ]
         return "\n  ".join(lines)
 
     def __str__(self) -> str:
@@ -143,11 +138,7 @@ def right(message: str) -> CheckResult:
 
 
 class _Stop(Exception):
-    """Ends a check with ``result`` (an ``expect_*`` parser rejected the answer, say)."""
-
-    def __init__(self, result: CheckResult) -> None:
-        super().__init__(result.message)
-        self.result = result
+    """Ends a check with the ``CheckResult`` it carries (an ``expect_*`` parser rejected it)."""
 
 
 def _not_a(described: str, value: object) -> NoReturn:
@@ -162,8 +153,7 @@ def check_value(
     kind: type | None = None,
     described: str = "",
 ) -> CheckResult:
-    """``...`` (or None) is not answered, an answer that is not a ``kind`` (a bool is no int)
-    is wrong; otherwise ``judge(answer)`` decides."""
+    """``...``/None is not answered, a non-``kind`` (a bool is no int) wrong, else ``judge``."""
     if answer is Ellipsis or answer is None:
         return not_answered(say("placeholder", placeholder=placeholder))
     try:
@@ -171,22 +161,20 @@ def check_value(
             _not_a(described, answer)
         return judge(answer)
     except _Stop as stop:
-        return stop.result
+        return stop.args[0]
 
 
 def expect_sequence(answer: object, described: str, *, item: type[T]) -> tuple[T, ...]:
     """A list or tuple (never a lone str) whose every element is an ``item``."""
     if isinstance(answer, str | bytes) or not isinstance(answer, list | tuple):
         _not_a(described, answer)
-    for element in answer:
-        if not isinstance(element, item):
-            _not_a(described, element)
+    if bad := [element for element in answer if not isinstance(element, item)]:
+        _not_a(described, bad[0])
     return tuple(answer)
 
 
 def expect_labels(answer: object, labels: Iterable[str], described: str) -> dict[str, object]:
-    """A mapping with a value for every label; one missing or still ``...`` leaves the whole
-    answer not answered."""
+    """A mapping with a value for every label (one missing or ``...``: not answered)."""
     if not isinstance(answer, Mapping):
         _not_a(described, answer)
     wanted = list(labels)
@@ -215,8 +203,7 @@ def grade_labels(
 
 @dataclass(frozen=True)
 class Question:
-    """A quiz question: multiple choice ("A", "B", ...) when ``choices`` are given, else a
-    short answer; ``accepted``: the right labels or every accepted form (compared folded)."""
+    """A quiz question: multiple choice ("A", "B", ...) with ``choices``, else short answer."""
 
     prompt: str
     accepted: tuple[str, ...]
@@ -251,8 +238,6 @@ class Question:
 
 class Call:
     """The arguments of one call of the function under test: ``Call(query, records)``."""
-
-    __slots__ = ("args", "kwargs")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.args = args
@@ -300,11 +285,7 @@ def shown(value: Any) -> str:
 
 @dataclass(frozen=True)
 class FunctionExercise:
-    """A function a student writes, checked against ``reference`` on ``examples`` and on the
-    ``Call``s that ``cases`` generates. ``read`` keeps what the contract fixes (raising
-    ``Malformed`` for the wrong shape); ``show``/``show_call`` put a value and a call in words;
-    ``error_hints`` pair a piece of "ErrorType: message" with a hint; ``refuses``: functions
-    the student's must not enter (the reference itself, typically)."""
+    """A function a student writes, checked against ``reference`` on ``examples`` and ``cases``."""
 
     function: str
     reference: Callable[..., Any]
@@ -325,8 +306,7 @@ def within(expected: float, got: float) -> bool:
 
 
 def same(expected: Any, got: Any) -> bool:
-    """Equal, numbers ``within`` the tolerance when either is a float, inside tuples, lists,
-    mappings and dataclasses too (a list is not a tuple; a bool is not a number)."""
+    """Equal, floats ``within`` the tolerance, nested too (a list is no tuple, a bool no int)."""
     return not _differences(expected, got, limit=1)
 
 
@@ -337,7 +317,6 @@ def _fields(value: Any) -> Mapping[Any, Any] | None:
 
 
 def _differences(expected: Any, got: Any, path: str = "", *, limit: int = 3) -> list[str]:
-    """Up to ``limit`` lines "path: the contract has X, yours Y", innermost parts first."""
     where, parts = path.lstrip(".") or say("difference.whole"), None
     numbers = [isinstance(v, int | float) and not isinstance(v, bool) for v in (expected, got)]
     kind = type(expected) is type(got)
@@ -369,16 +348,12 @@ def _differences(expected: Any, got: Any, path: str = "", *, limit: int = 3) -> 
 
 @dataclass(frozen=True)
 class _Run:
-    """What one call did: the value ``read`` kept, or the error raised, or the problem."""
-
     value: Any = None
     raw: Any = None
     error: BaseException | None = None
     problem: str | None = None
 
     def agrees(self, got: _Run, *, exact: bool = False) -> bool:
-        """Both raise the same type (``got`` a subclass, unless ``exact``), or both return
-        the same value, or both the same wrong shape."""
         if self.error is not None or got.error is not None:
             if exact:
                 return type(self.error) is type(got.error)
@@ -421,36 +396,29 @@ _CACHES: tempfile.TemporaryDirectory[str] | None = None  # hypothesis's, removed
 
 @contextlib.contextmanager
 def _isolated() -> Iterator[None]:
-    """Hypothesis with its caches in a temporary folder (no ``.hypothesis/`` by the notebooks)
-    and without the constants it reads from every local module's source (the cases would
-    depend on what the kernel imported). ``providers`` is private API, pinned in constraints.txt."""
+    """Hypothesis caching in a temporary folder, blind to local modules' constants (cases would
+    depend on what the kernel imported); ``providers`` is private, pinned in constraints.txt."""
     global _CACHES
     _CACHES = _CACHES or tempfile.TemporaryDirectory(prefix="memorylib-hypothesis-")
     home = configuration.storage_directory(intent_to_write=False).home_directory
-    saved = providers._get_local_constants
     configuration.set_hypothesis_home_dir(_CACHES.name)
-    providers._get_local_constants = providers.Constants
     providers.CONSTANTS_CACHE.cache.clear()
     try:
-        yield
+        with mock.patch.object(providers, "_get_local_constants", providers.Constants):
+            yield
     finally:
         configuration.set_hypothesis_home_dir(home)
-        providers._get_local_constants = saved
         providers.CONSTANTS_CACHE.cache.clear()
 
 
 @dataclass(frozen=True)
 class _Check:
-    """One check of the ``student``'s function (called ``name``) on ``exercise``."""
-
     exercise: FunctionExercise
     student: Callable[..., Any]
     name: str
 
     def run(self, function: Callable[..., Any], call: Call, mine: bool = False) -> _Run:
-        """One call. For the student's (``mine``), a ``NotImplementedError`` ends the check as
-        not answered, and entering one of ``refuses`` as wrong (a profile hook watches; a
-        profiler already set is put back)."""
+        # The student's (``mine``) template, or entering one of ``refuses``, ends the check.
         codes = {f.__code__: f.__name__ for f in self.exercise.refuses if hasattr(f, "__code__")}
         entered: list[str] = []
 
@@ -458,16 +426,14 @@ class _Check:
             if event == "call" and not entered and frame.f_code in codes:
                 entered.append(codes[frame.f_code])
 
-        previous, watching = sys.getprofile(), mine and codes
-        if watching:
-            sys.setprofile(watch)
+        previous = sys.getprofile()
+        sys.setprofile(watch if mine and codes else previous)
         try:
             raw, error = call(function), None
         except Exception as exc:  # the student's bug is data here, never a traceback
             raw, error = None, exc
         finally:
-            if watching:
-                sys.setprofile(previous)
+            sys.setprofile(previous)
         if mine and isinstance(error, NotImplementedError):
             raise _Stop(not_answered(say("function.template", name=self.name)))
         if entered:
@@ -483,9 +449,7 @@ class _Check:
         return self.run(self.exercise.reference, call), self.run(self.student, call, True)
 
     def mistake(self, call: Call, got: _Run) -> Mistake | None:
-        """The catalogued mistake that does what the student did on ``call``; among several,
-        the one that agrees with the student on most worked examples (then catalogue order)."""
-
+        # Among several mistakes acting as the student on ``call``: the most alike on examples.
         def alike(mistake: Mistake, case: Call, theirs: _Run) -> bool:
             run = self.run(mistake.variant, case)
             return not isinstance(run.error, NotImplementedError) and run.agrees(theirs, exact=True)
@@ -539,8 +503,6 @@ class _Check:
         return wrong(message, details, counterexample=where)
 
     def search(self) -> tuple[Call | None, int]:
-        """The smallest generated call on which the student disagrees with the reference as
-        on the first disagreement (None if none), and how many agreed before that first."""
         first: list[tuple[str, str]] = []
         agreed, start, generated = [0], time.perf_counter(), self.exercise.generated
 
@@ -555,27 +517,16 @@ class _Check:
             first[:] = first or [expected.kind(got)]
             return expected.kind(got) == first[0]
 
-        found = None
+        found, search = None, settings(max_examples=generated, **_SEARCH)
         with _isolated(), contextlib.suppress(NoSuchExample):
-            found = find(
-                self.exercise.cases,
-                disagrees,
-                settings=settings(
-                    max_examples=generated,
-                    derandomize=True,
-                    database=None,
-                    deadline=None,
-                    phases=(Phase.generate, Phase.shrink),
-                ),
-            )
+            found = find(self.exercise.cases, disagrees, settings=search)
         return found, agreed[0]
 
 
 def check_function(
     exercise: FunctionExercise, student: object, *, name: str | None = None
 ) -> CheckResult:
-    """Check ``student`` against ``exercise.reference``: the worked examples, then the
-    generated cases. Never raises for anything the student wrote."""
+    """Check ``student`` on the worked examples, then generated cases; never raises for it."""
     if student is None or student is Ellipsis:
         return not_answered(say("function.placeholder", function=exercise.function))
     if not callable(student):
@@ -597,5 +548,5 @@ def check_function(
             passed = say("function.passed_first", named=named, generated=agreed)
             return dataclasses.replace(result, details=(*result.details, passed))
     except _Stop as stop:
-        return stop.result
+        return stop.args[0]
     return right(say("function.right", name=check.name, named=named, generated=agreed))

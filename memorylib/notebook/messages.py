@@ -1,11 +1,6 @@
-"""Every sentence the course's helpers write, one catalogue per language.
-
-``catalogue/<language>/<topic>.txt`` holds ``key: text`` lines; a line indented by two spaces
-continues the text after a space, one indented by ``  |`` (then a space) after a line break;
-``#`` starts a comment. ``say("scoring.exp.hint", **values)`` is the entry ``exp.hint`` of
-``scoring.txt`` in the current language, filled by ``str.format`` (a brace is ``{{``). A key
-missing from a catalogue is an error, never a fall-back to another language.
-"""
+"""Every sentence the course's helpers write: ``catalogue/<language>/<topic>.txt``, ``key: text``
+lines (a two-space indent continues after a space, ``  |`` after a line break; ``#`` comments);
+``say("topic.key", **values)`` fills one with ``str.format``; a missing key is an error."""
 
 from __future__ import annotations
 
@@ -44,8 +39,7 @@ def parse(text: str, where: str = "<catalogue>") -> dict[str, str]:
         if not line.strip() or line.startswith("#"):
             continue
         if line.startswith("  ") and key is not None:
-            newline = line.startswith("  |")
-            entries[key] += "\n" + line[4:] if newline else " " + line[2:]
+            entries[key] += "\n" + line[4:] if line.startswith("  |") else " " + line[2:]
             continue
         match = _LINE.match(line)
         if match is None:

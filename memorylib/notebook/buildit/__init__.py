@@ -1,13 +1,8 @@
-"""Build-it exercises of 02-06: write a stage yourself, checked against the library's.
-
-A stage notebook's template cell (first line ``# build-it: <stage>``) is checked by
-``check_<stage>`` on the exercise engine, then ``reference_source(stage)`` shows the real
-source, closed. One module per stage (worked examples, generated inputs, mistakes, the
-notebook's "Your turn"), 06b's ``profile``, the shared records (``fixtures``), the closed
-source (``reference``), and 06c's capstone (``pipeline``, ``capstone``).
-"""
+"""Build-it exercises of 02-06: write a stage yourself, checked against the library's."""
 
 from __future__ import annotations
+
+from functools import partial
 
 from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
 from memorylib.notebook.buildit.normalize import EXTRACT_TERMS, NORMALIZE_TEXT
@@ -44,29 +39,20 @@ def check_normalize(normalize_text: object, extract_terms: object) -> CheckResul
         check_function(EXTRACT_TERMS, extract_terms),
     )
     for verdict in (Verdict.WRONG, Verdict.NOT_ANSWERED):
-        for result in results:
-            if result.verdict is verdict:
-                return result
+        if found := [result for result in results if result.verdict is verdict]:
+            return found[0]
     return CheckResult(Verdict.RIGHT, results[0].message, (results[1].message,))
 
 
-def check_candidates(build_recall_candidates: object) -> CheckResult:
-    return check_function(BUILD_RECALL_CANDIDATES, build_recall_candidates)
-
-
-def check_scoring(score_recall_candidate: object) -> CheckResult:
-    return check_function(SCORE_RECALL_CANDIDATE, score_recall_candidate)
+check_candidates = partial(check_function, BUILD_RECALL_CANDIDATES)
+check_scoring = partial(check_function, SCORE_RECALL_CANDIDATE)
+check_render = partial(check_function, RENDER_RECALL_CONTEXT)
 
 
 def check_ranking(stable_rank_recall_candidates: object) -> CheckResult:
-    """The function as its cell defines it run alone, the way 06c runs the saved cell: a name
-    read from another cell of 05 (``four_keys``, an import) fails here too."""
+    """Run alone, as 06c runs the saved cell: a name from another cell of 05 fails here too."""
     alone, problem = run_alone(stable_rank_recall_candidates)
     if problem is not None:
         return wrong(say("buildit.alone", problem=problem, hint=ALONE_HINT))
     name = getattr(stable_rank_recall_candidates, "__name__", None)
     return check_function(STABLE_RANK_RECALL_CANDIDATES, alone, name=name)
-
-
-def check_render(render_recall_context: object) -> CheckResult:
-    return check_function(RENDER_RECALL_CONTEXT, render_recall_context)

@@ -1,6 +1,4 @@
-"""Records for the stage exercises: the chapter's teaching records, and small stores described
-by ``RecordSpec``s (strategies draw specs, hypothesis shrinks them), made by ``new_memory`` /
-``new_retraction`` as a real store makes them. Nothing here touches a file."""
+"""Records for the stage exercises: the chapter's, and small stores drawn as ``RecordSpec``s."""
 
 from __future__ import annotations
 

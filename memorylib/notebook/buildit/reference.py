@@ -1,6 +1,4 @@
-"""The reference shown after an attempt: the real source of a stage (its functions, after
-what they read from elsewhere, each block under a comment naming its file), closed.
-"""
+"""The reference shown after an attempt: the real source of a stage, closed."""
 
 from __future__ import annotations
 
@@ -87,8 +85,7 @@ def _path(module: ModuleType) -> str:
 
 
 def _piece(module: ModuleType, name: str) -> tuple[str, str]:
-    """(its names, its source): a function's, or for a module-level constant every name its
-    line assigns ("CJK_FIRST, CJK_LAST") and that line with the comment lines above it."""
+    """(names, source) of a function, or of a constant's assignment with the comments above it."""
     if inspect.isfunction(getattr(module, name)):
         return name, inspect.getsource(getattr(module, name)).rstrip()
     source = inspect.getsource(module)
@@ -107,8 +104,7 @@ def _piece(module: ModuleType, name: str) -> tuple[str, str]:
 
 
 def reference_source(stage: str) -> ReferenceSource:
-    """The real source of ``stage`` ("normalize", "candidate", "score", "stable rank" or
-    "render"), read from the installed package at call time."""
+    """The real source of ``stage``, read from the installed package at call time."""
     if stage not in REFERENCE_FUNCTIONS:
         raise ValueError(say("reference.stage", stages=list(REFERENCE_FUNCTIONS), stage=stage))
     module, listed = REFERENCE_FUNCTIONS[stage]
