@@ -73,25 +73,6 @@ def test_typed_attempt() -> None:
         typed_attempt(lambda: 1 / 0)
 
 
-def test_chart_fonts_keep_only_installed_families() -> None:
-    # A family that is not installed would make matplotlib log "findfont" into outputs.
-    import matplotlib
-    import matplotlib.pyplot as plt
-    from matplotlib import font_manager
-
-    from memorylib.notebook.common import chart_fonts
-
-    installed = {entry.name for entry in font_manager.fontManager.ttflist}
-    with matplotlib.rc_context({"font.family": ["No Such Font Family", "DejaVu Sans"]}):
-        with chart_fonts():
-            assert matplotlib.rcParams["font.family"] == ["DejaVu Sans"]
-            fig, ax = plt.subplots()
-            ax.set_title("drawn inside chart_fonts()")
-        assert matplotlib.rcParams["font.family"] == ["No Such Font Family", "DejaVu Sans"]
-    assert set(ax.title.get_fontproperties().get_family()) <= installed
-    plt.close(fig)
-
-
 def test_navigation_lines_follow_the_course_order() -> None:
     assert navigation_line("00_index") == "Index · [01 · Stored records](01_stored_records.ipynb) →"
     assert navigation_line("01_stored_records") == (

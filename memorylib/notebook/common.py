@@ -6,22 +6,19 @@ import io
 import os
 import tempfile
 import weakref
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib import font_manager
 from matplotlib.figure import Figure
 
 from memorylib.errors import RemoteMemoryError
 from memorylib.notebook.messages import say
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 # Chart fonts, by preference: matplotlib draws each character with the first installed
@@ -118,24 +115,6 @@ def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
         text = value.strip()
         return None if text.lower() in ("", "none", NO_ERROR, *no_error) else text
     return value
-
-
-@contextmanager
-def chart_fonts() -> Iterator[None]:
-    """Only the installed font families (a missing one logs "findfont: ..." into the output)."""
-    installed = {entry.name for entry in font_manager.fontManager.ttflist}
-    families = [
-        family
-        for family in matplotlib.rcParams["font.family"]
-        if family in installed or family in font_manager.font_family_aliases
-    ]
-    with matplotlib.rc_context({"font.family": families or ["sans-serif"]}):
-        yield
-
-
-def with_chart_fonts(draw: F) -> F:
-    """Decorator: run a chart function inside ``chart_fonts()``."""
-    return chart_fonts()(draw)
 
 
 def figure_png(fig: Figure) -> bytes:
