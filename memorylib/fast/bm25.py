@@ -7,8 +7,10 @@ doc between queries (``BM25Scorer._impact``). A query's term weights (dialogue t
 ``scoring.query_weights``) multiply each term's idf as the taught ``weighted_idf`` does.
 The docs whose total may reach the top ``limit`` (ties and rounding included) are
 kept; the taught stages score and order them. For bm25+recency, the query's best BM25
-(which scales every score) is the taught ``bm25_score`` of the docs whose numpy BM25 is
-within rounding of the top.
+(which scales every score) is the numpy top itself when each doc is counted alone (the
+same float operations in the same order as the taught ``bm25_score``, see
+``_with_best_bm25``), and with context the taught ``bm25_score`` of the docs whose numpy
+BM25 is within rounding of the top.
 
 **MaxScore.** When a query mixes common terms (on an eighth of the docs or more) with
 rarer ones, only the rarer terms' docs are scored first: a term adds less than its
@@ -23,7 +25,8 @@ four, leaving both to pay.
 The numbers are the reference's: ``length_norms`` and ``term_weights`` are
 ``scoring.bm25_term_weight`` over arrays, ``recency`` is ``scoring.recency_score`` of
 ``timestamps.age_in_days`` (``tests/test_fast_equivalence.py`` compares them on random
-inputs). Only the order of the sums over terms differs, which ``ROUNDING_SLACK`` covers.
+inputs). The sums over terms run in sorted term order, as the taught ones do;
+``ROUNDING_SLACK`` covers what context's fractional counts may still change.
 """
 
 from __future__ import annotations
@@ -277,9 +280,15 @@ class BM25Scorer:
     def _with_best_bm25(
         self, found: Matches, docs: np.ndarray, raw: np.ndarray, corpus: CorpusStats
     ) -> CorpusStats:
-        """``corpus`` with the query's exact best BM25 (bm25+recency divides by it): the taught
-        ``bm25_score`` of the docs whose numpy BM25 (``raw``) is within rounding of the top."""
+        """``corpus`` with the query's exact best BM25 (bm25+recency divides by it). Each doc
+        counted alone, the numpy BM25 (``raw``) is the taught ``bm25_score`` itself: both
+        add ``weighted_idf * bm25_term_weight`` of the matched terms in sorted order (the
+        taught candidates' ``matched_terms``), with the same operations, from 0.0 (an
+        absent term adds exactly 0.0). With context (fractional counts) the top docs are
+        scored by the taught ``bm25_score``, as every doc within rounding of the top."""
         top = float(raw.max())
+        if self.context is None:
+            return dataclasses.replace(corpus, best_bm25=top)
         best_docs = docs[raw >= top - ROUNDING_SLACK * (1.0 + top)].tolist()
         weights = query_weights(found.query)
         best = max(
