@@ -13,10 +13,11 @@ same float operations in the same order as the taught ``bm25_score``, see
 BM25 is within rounding of the top.
 
 **MaxScore.** When a query mixes common terms (on an eighth of the docs or more) with
-rarer ones, only the rarer terms' docs are scored first: a term adds less than its
-``weighted_idf * (k1 + 1)``, so a doc holding only common terms stays below the sum of
-theirs, and if ``limit`` of the scored docs beat that bound plus all that recency can add,
-nobody else can reach the top; otherwise every doc is scored. A store below
+rarer ones, only the rarer terms' docs are scored first: a term adds at most its
+``weighted_idf`` times its largest term weight (kept with its weights, at most ``k1 +
+1``), so a doc holding only common terms stays below the sum of theirs, and if ``limit``
+of the scored docs beat that bound plus all that recency can add (the newest doc's
+recency), nobody else can reach the top; otherwise every doc is scored. A store below
 ``_PRUNE_MIN`` docs scores every doc at once: one pass of numpy over a few thousand
 floats costs less than MaxScore's own steps, and on a conversation's natural questions
 (its speakers' names and "what", "did" in most turns) the bound failed three times in
@@ -128,6 +129,8 @@ class BM25Scorer:
         self._candidates = candidates
         self._norms: tuple[tuple, np.ndarray] | None = None
         self._impacts: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see _impact
+        self._largest_of: dict[tuple, float] = {}  # the largest of each cached impact
+        self._newest = (0, np.iinfo(np.int64).min)  # (docs seen, their latest capture time)
 
     def corpus(self, found: Matches) -> CorpusStats:
         """The taught candidate stage's counts: live docs, their terms, each query term's df."""
@@ -242,8 +245,12 @@ class BM25Scorer:
                     continue
                 where, hit = _locate(cand, term_docs)  # a short list's docs in cand
                 raw[where[hit]] += weight * term_weights(tfs[hit], norm[term_docs[hit]], k1)
-        # any other doc's BM25
-        bound = sum(weighted_idf(term, corpus, weights) for term in common) * (k1 + 1.0)
+        # any other doc's BM25: each common term adds at most its largest term weight
+        bound = sum(
+            weighted_idf(term, corpus, weights) * self._largest(found, term, part, norm)
+            for term in sorted(common)
+            for part in range(len(postings[term]))
+        )
         top = float(raw.max())
         slack = ROUNDING_SLACK * (1.0 + top + bound)
         if policy.scorer == "bm25+recency":
@@ -261,7 +268,8 @@ class BM25Scorer:
             totals = totals + self._recency_part(found, cand)
         kth = np.partition(totals, len(totals) - limit)[len(totals) - limit]
         slack = ROUNDING_SLACK * (1.0 + float(np.abs(totals).max()) + others)
-        if policy.lexical_weight * others + policy.recency_weight >= kth - slack:
+        reach = policy.recency_weight * self._newest_recency(found)  # the most recency adds
+        if policy.lexical_weight * others + reach >= kth - slack:
             return None  # a doc with only common terms could still reach the top
         near = np.flatnonzero(totals >= kth - slack)
         if len(near) > _NEAR_MAX:
@@ -276,6 +284,17 @@ class BM25Scorer:
         captured = self.state.captured.view[docs]
         now = epoch_micros(found.moment)
         return policy.recency_weight * recency(captured, now, policy.recency_window_days)
+
+    def _newest_recency(self, found: Matches) -> float:
+        """The recency of the newest doc at the query's clock: no doc's is higher."""
+        captured = self.state.captured.view
+        if self._newest[0] != len(captured):  # docs only join: the newest of the new ones
+            self._newest = (
+                len(captured),
+                int(captured[self._newest[0] :].max(initial=self._newest[1])),
+            )
+        now, window = epoch_micros(found.moment), found.policy.recency_window_days
+        return float(recency(np.asarray([self._newest[1]]), now, window)[0])
 
     def _with_best_bm25(
         self, found: Matches, docs: np.ndarray, raw: np.ndarray, corpus: CorpusStats
@@ -304,6 +323,7 @@ class BM25Scorer:
             norms = length_norms(lengths, corpus.average_length, k1, b)
             self._norms = (key, norms)
             self._impacts.clear()
+            self._largest_of.clear()
         return self._norms[1]
 
     def _impact(self, found: Matches, term: str, part: int, norm: np.ndarray) -> np.ndarray:
@@ -327,3 +347,13 @@ class BM25Scorer:
             self._impacts[key] = (norm, everywhere)
             return everywhere
         return impact
+
+    def _largest(self, found: Matches, term: str, part: int, norm: np.ndarray) -> float:
+        """The largest ``term_weights`` of one part of a query term's list (0 when empty),
+        kept while the norms stay the same."""
+        key = (term, part, len(found.postings[term][part][0]))
+        largest = self._largest_of.get(key)
+        if largest is None:
+            impact = self._impact(found, term, part, norm)
+            largest = self._largest_of[key] = float(impact.max()) if len(impact) else 0.0
+        return largest
