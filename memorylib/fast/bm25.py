@@ -231,20 +231,19 @@ class BM25Scorer:
         if len(cand) <= limit:
             return None
         weights = query_weights(found.query)
-        raw = np.zeros(len(cand))
+        every = np.zeros(n)  # the BM25 of every doc, its terms added in sorted order
         for term, parts in postings.items():
             weight = weighted_idf(term, corpus, weights)
             for part, (term_docs, tfs) in enumerate(parts):
                 if term in common:
                     impact = self._impact(found, term, part, norm)
-                    if len(impact) == n:  # spread over every doc
-                        raw += weight * impact[cand]
+                    if len(impact) == n:  # spread over every doc (0.0 where absent)
+                        every += weight * impact
                         continue
-                    where, hit = _locate(term_docs, cand)  # cand's docs in a long list
-                    raw[hit] += weight * impact[where[hit]]
-                    continue
-                where, hit = _locate(cand, term_docs)  # a short list's docs in cand
-                raw[where[hit]] += weight * term_weights(tfs[hit], norm[term_docs[hit]], k1)
+                else:
+                    impact = term_weights(tfs, norm[term_docs], k1)
+                every[term_docs] += weight * impact
+        raw = every[cand]
         # any other doc's BM25: each common term adds at most its largest term weight
         bound = sum(
             weighted_idf(term, corpus, weights) * self._largest(found, term, part, norm)
