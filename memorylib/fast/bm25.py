@@ -156,21 +156,17 @@ class BM25Scorer:
         k1, n = policy.bm25_k1, len(self.state.ids)
         norm = self._length_norms(corpus, k1, policy.bm25_b)
         sparse = len(docs) * 8 < n  # few matches: work on them alone
-        if not sparse and not policy.min_evidence and policy.uses_bm25 and n >= _PRUNE_MIN:
-            pruned = self._pruned(found, corpus, norm)
+        every = None if sparse else self._every(found, corpus, norm)
+        if every is not None and not policy.min_evidence and policy.uses_bm25 and n >= _PRUNE_MIN:
+            pruned = self._pruned(found, corpus, norm, every)
             if pruned is not None:
                 return pruned
-        raw = np.zeros(len(docs) if sparse else n)
+        raw = np.zeros(len(docs)) if every is None else every
         matched_idf = np.zeros(len(raw)) if policy.min_evidence else None
         for term, parts in found.postings.items():  # sorted terms: the taught sums' order
             weight = weighted_idf(term, corpus, weights)
-            for part, (term_docs, tfs) in enumerate(parts):
-                if not sparse:
-                    impact = self._impact(found, term, part, norm)
-                    if len(impact) == len(raw):  # a long list, spread over every doc
-                        raw += weight * impact
-                    else:
-                        raw[term_docs] += weight * impact
+            for term_docs, tfs in parts:
+                if not sparse:  # BM25 added already: the evidence only
                     if matched_idf is not None:
                         matched_idf[term_docs] += weight
                     continue
@@ -212,14 +208,28 @@ class BM25Scorer:
             near = near[_top_of(totals[near], levels[near], captured, query.limit)]
         return docs[near].tolist(), corpus
 
+    def _every(self, found: Matches, corpus: CorpusStats, norm: np.ndarray) -> np.ndarray:
+        """The numpy BM25 of every doc (0.0 where no query term is), the terms added in
+        sorted order: the taught sums' order."""
+        weights, n = query_weights(found.query), len(self.state.ids)
+        every = np.zeros(n)
+        for term, parts in found.postings.items():
+            weight = weighted_idf(term, corpus, weights)
+            for part, (term_docs, _) in enumerate(parts):
+                impact = self._impact(found, term, part, norm)
+                if len(impact) == n:  # a long list, spread over every doc (0.0 where absent)
+                    every += weight * impact
+                else:
+                    every[term_docs] += weight * impact
+        return every
+
     def _pruned(
-        self, found: Matches, corpus: CorpusStats, norm: np.ndarray
+        self, found: Matches, corpus: CorpusStats, norm: np.ndarray, every: np.ndarray
     ) -> tuple[list[int], CorpusStats] | None:
-        """The shortlist from the docs holding a rarer query term alone, when that is
-        provably enough (MaxScore, see the module docstring); None when it cannot be
-        shown (then every doc is scored)."""
+        """The shortlist from the docs holding a rarer query term alone (``every``: each
+        doc's numpy BM25), when that is provably enough (MaxScore, see the module
+        docstring); None when it cannot be shown (then every doc is ranked)."""
         policy, limit, n = found.policy, found.query.limit, len(self.state.ids)
-        k1 = policy.bm25_k1
         postings = found.postings
         common = {t for t, parts in postings.items() if sum(len(d) for d, _ in parts) * 8 >= n}
         rare = [docs_ for t, parts in postings.items() if t not in common for docs_, _ in parts]
@@ -231,18 +241,6 @@ class BM25Scorer:
         if len(cand) <= limit:
             return None
         weights = query_weights(found.query)
-        every = np.zeros(n)  # the BM25 of every doc, its terms added in sorted order
-        for term, parts in postings.items():
-            weight = weighted_idf(term, corpus, weights)
-            for part, (term_docs, tfs) in enumerate(parts):
-                if term in common:
-                    impact = self._impact(found, term, part, norm)
-                    if len(impact) == n:  # spread over every doc (0.0 where absent)
-                        every += weight * impact
-                        continue
-                else:
-                    impact = term_weights(tfs, norm[term_docs], k1)
-                every[term_docs] += weight * impact
         raw = every[cand]
         # any other doc's BM25: each common term adds at most its largest term weight
         bound = sum(
