@@ -33,10 +33,14 @@ from memorylib.analysis import (
     FULL_ANALYZER,
     text_terms,
 )
+from memorylib.candidates import build_recall_candidates
 from memorylib.evaluation import CONFIGURATIONS
 from memorylib.fast import bm25 as bm25_module
 from memorylib.fast import persist
 from memorylib.fast.tokenizer import analyzed_counts
+from memorylib.pipeline import prepare_query
+from memorylib.query import normalize_recall_query
+from memorylib.scoring import bm25_score, query_weights
 
 WORDS = ["run", "running", "runs", "the", "a", "memory", "memories", "Lock", "don't", "new"]
 HAN = ["记忆", "分层", "系统", "的", "我们", "检索", "记"]
@@ -163,6 +167,59 @@ def test_indexed_equals_taught_for_every_analysis(
                     assert json.dumps(fast.to_dict()) == json.dumps(taught.to_dict())
             if step == 0:
                 apply(store, later, start=len(ops))  # the index follows appends, retractions
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    ops=operations(),
+    text=query_texts(),
+    policy=st.builds(
+        ScoringPolicy.bm25_recency,
+        k1=st.sampled_from([0.0, 1.2, 2.0]),
+        b=st.sampled_from([0.0, 0.75, 1.0]),
+        analyzer=st.sampled_from([CHAPTER_ANALYZER, ENGLISH_ANALYZER, FULL_ANALYZER]),
+        query_weighting=st.sampled_from([None, DIALOGUE_TURNS]),
+        context=st.sampled_from([(), (), (0.4, 0.25, 0.1)]),
+    ),
+    prune_min=st.sampled_from([0, bm25_module._PRUNE_MIN]),
+)
+def test_the_best_bm25_is_the_taught_one_to_the_last_bit(
+    tmp_path_factory, ops, text, policy, prune_min
+) -> None:
+    # bm25+recency divides every BM25 by the query's best; without context the index
+    # takes the numpy BM25's top for it (the same float operations in the same order as
+    # the taught bm25_score), with context the taught score of the top docs. Either must
+    # be the taught maximum exactly, not merely within rounding.
+    store = RemoteMemoryStore(tmp_path_factory.mktemp("b") / "m.jsonl", user_id="u")
+    apply(store, ops)
+    query = prepare_query(
+        normalize_recall_query(text, user_scope=store.user_scope, limit=1), policy, text
+    )
+    found = build_recall_candidates(
+        query, store.read_all(), analyzer=policy.analyzer, context=policy.context
+    )
+    weights = query_weights(query)
+    taught = max(
+        (bm25_score(c, found.corpus, policy, weights) for c in found.candidates), default=None
+    )
+    seen: list[float | None] = []
+    original = bm25_module.BM25Scorer._with_best_bm25
+
+    def recorded(self, *args):
+        corpus = original(self, *args)
+        seen.append(corpus.best_bm25)
+        return corpus
+
+    with (
+        mock.patch.object(bm25_module.BM25Scorer, "_with_best_bm25", recorded),
+        mock.patch.object(bm25_module, "_PRUNE_MIN", prune_min),
+    ):
+        RecallEngine(store, policy=policy).recall(text, limit=1, as_of=CLOCKS[1], query_id="q")
+    assert all(best == taught for best in seen), (seen, taught)
 
 
 def test_a_replaced_file_is_indexed_again(tmp_path) -> None:

@@ -7,14 +7,17 @@ doc between queries (``BM25Scorer._impact``). A query's term weights (dialogue t
 ``scoring.query_weights``) multiply each term's idf as the taught ``weighted_idf`` does.
 The docs whose total may reach the top ``limit`` (ties and rounding included) are
 kept; the taught stages score and order them. For bm25+recency, the query's best BM25
-(which scales every score) is the taught ``bm25_score`` of the docs whose numpy BM25 is
-within rounding of the top.
+(which scales every score) is the numpy top itself when each doc is counted alone (the
+same float operations in the same order as the taught ``bm25_score``, see
+``_with_best_bm25``), and with context the taught ``bm25_score`` of the docs whose numpy
+BM25 is within rounding of the top.
 
 **MaxScore.** When a query mixes common terms (on an eighth of the docs or more) with
-rarer ones, only the rarer terms' docs are scored first: a term adds less than its
-``weighted_idf * (k1 + 1)``, so a doc holding only common terms stays below the sum of
-theirs, and if ``limit`` of the scored docs beat that bound plus all that recency can add,
-nobody else can reach the top; otherwise every doc is scored. A store below
+rarer ones, only the rarer terms' docs are scored first: a term adds at most its
+``weighted_idf`` times its largest term weight (kept with its weights, at most ``k1 +
+1``), so a doc holding only common terms stays below the sum of theirs, and if ``limit``
+of the scored docs beat that bound plus all that recency can add (the newest doc's
+recency), nobody else can reach the top; otherwise every doc is scored. A store below
 ``_PRUNE_MIN`` docs scores every doc at once: one pass of numpy over a few thousand
 floats costs less than MaxScore's own steps, and on a conversation's natural questions
 (its speakers' names and "what", "did" in most turns) the bound failed three times in
@@ -23,7 +26,8 @@ four, leaving both to pay.
 The numbers are the reference's: ``length_norms`` and ``term_weights`` are
 ``scoring.bm25_term_weight`` over arrays, ``recency`` is ``scoring.recency_score`` of
 ``timestamps.age_in_days`` (``tests/test_fast_equivalence.py`` compares them on random
-inputs). Only the order of the sums over terms differs, which ``ROUNDING_SLACK`` covers.
+inputs). The sums over terms run in sorted term order, as the taught ones do;
+``ROUNDING_SLACK`` covers what context's fractional counts may still change.
 """
 
 from __future__ import annotations
@@ -125,6 +129,8 @@ class BM25Scorer:
         self._candidates = candidates
         self._norms: tuple[tuple, np.ndarray] | None = None
         self._impacts: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see _impact
+        self._largest_of: dict[tuple, float] = {}  # the largest of each cached impact
+        self._newest = (0, np.iinfo(np.int64).min)  # (docs seen, their latest capture time)
 
     def corpus(self, found: Matches) -> CorpusStats:
         """The taught candidate stage's counts: live docs, their terms, each query term's df."""
@@ -150,21 +156,17 @@ class BM25Scorer:
         k1, n = policy.bm25_k1, len(self.state.ids)
         norm = self._length_norms(corpus, k1, policy.bm25_b)
         sparse = len(docs) * 8 < n  # few matches: work on them alone
-        if not sparse and not policy.min_evidence and policy.uses_bm25 and n >= _PRUNE_MIN:
-            pruned = self._pruned(found, corpus, norm)
+        every = None if sparse else self._every(found, corpus, norm)
+        if every is not None and not policy.min_evidence and policy.uses_bm25 and n >= _PRUNE_MIN:
+            pruned = self._pruned(found, corpus, norm, every)
             if pruned is not None:
                 return pruned
-        raw = np.zeros(len(docs) if sparse else n)
+        raw = np.zeros(len(docs)) if every is None else every
         matched_idf = np.zeros(len(raw)) if policy.min_evidence else None
         for term, parts in found.postings.items():  # sorted terms: the taught sums' order
             weight = weighted_idf(term, corpus, weights)
-            for part, (term_docs, tfs) in enumerate(parts):
-                if not sparse:
-                    impact = self._impact(found, term, part, norm)
-                    if len(impact) == len(raw):  # a long list, spread over every doc
-                        raw += weight * impact
-                    else:
-                        raw[term_docs] += weight * impact
+            for term_docs, tfs in parts:
+                if not sparse:  # BM25 added already: the evidence only
                     if matched_idf is not None:
                         matched_idf[term_docs] += weight
                     continue
@@ -206,14 +208,28 @@ class BM25Scorer:
             near = near[_top_of(totals[near], levels[near], captured, query.limit)]
         return docs[near].tolist(), corpus
 
+    def _every(self, found: Matches, corpus: CorpusStats, norm: np.ndarray) -> np.ndarray:
+        """The numpy BM25 of every doc (0.0 where no query term is), the terms added in
+        sorted order: the taught sums' order."""
+        weights, n = query_weights(found.query), len(self.state.ids)
+        every = np.zeros(n)
+        for term, parts in found.postings.items():
+            weight = weighted_idf(term, corpus, weights)
+            for part, (term_docs, _) in enumerate(parts):
+                impact = self._impact(found, term, part, norm)
+                if len(impact) == n:  # a long list, spread over every doc (0.0 where absent)
+                    every += weight * impact
+                else:
+                    every[term_docs] += weight * impact
+        return every
+
     def _pruned(
-        self, found: Matches, corpus: CorpusStats, norm: np.ndarray
+        self, found: Matches, corpus: CorpusStats, norm: np.ndarray, every: np.ndarray
     ) -> tuple[list[int], CorpusStats] | None:
-        """The shortlist from the docs holding a rarer query term alone, when that is
-        provably enough (MaxScore, see the module docstring); None when it cannot be
-        shown (then every doc is scored)."""
+        """The shortlist from the docs holding a rarer query term alone (``every``: each
+        doc's numpy BM25), when that is provably enough (MaxScore, see the module
+        docstring); None when it cannot be shown (then every doc is ranked)."""
         policy, limit, n = found.policy, found.query.limit, len(self.state.ids)
-        k1 = policy.bm25_k1
         postings = found.postings
         common = {t for t, parts in postings.items() if sum(len(d) for d, _ in parts) * 8 >= n}
         rare = [docs_ for t, parts in postings.items() if t not in common for docs_, _ in parts]
@@ -225,22 +241,13 @@ class BM25Scorer:
         if len(cand) <= limit:
             return None
         weights = query_weights(found.query)
-        raw = np.zeros(len(cand))
-        for term, parts in postings.items():
-            weight = weighted_idf(term, corpus, weights)
-            for part, (term_docs, tfs) in enumerate(parts):
-                if term in common:
-                    impact = self._impact(found, term, part, norm)
-                    if len(impact) == n:  # spread over every doc
-                        raw += weight * impact[cand]
-                        continue
-                    where, hit = _locate(term_docs, cand)  # cand's docs in a long list
-                    raw[hit] += weight * impact[where[hit]]
-                    continue
-                where, hit = _locate(cand, term_docs)  # a short list's docs in cand
-                raw[where[hit]] += weight * term_weights(tfs[hit], norm[term_docs[hit]], k1)
-        # any other doc's BM25
-        bound = sum(weighted_idf(term, corpus, weights) for term in common) * (k1 + 1.0)
+        raw = every[cand]
+        # any other doc's BM25: each common term adds at most its largest term weight
+        bound = sum(
+            weighted_idf(term, corpus, weights) * self._largest(found, term, part, norm)
+            for term in sorted(common)
+            for part in range(len(postings[term]))
+        )
         top = float(raw.max())
         slack = ROUNDING_SLACK * (1.0 + top + bound)
         if policy.scorer == "bm25+recency":
@@ -258,7 +265,8 @@ class BM25Scorer:
             totals = totals + self._recency_part(found, cand)
         kth = np.partition(totals, len(totals) - limit)[len(totals) - limit]
         slack = ROUNDING_SLACK * (1.0 + float(np.abs(totals).max()) + others)
-        if policy.lexical_weight * others + policy.recency_weight >= kth - slack:
+        reach = policy.recency_weight * self._newest_recency(found)  # the most recency adds
+        if policy.lexical_weight * others + reach >= kth - slack:
             return None  # a doc with only common terms could still reach the top
         near = np.flatnonzero(totals >= kth - slack)
         if len(near) > _NEAR_MAX:
@@ -274,12 +282,29 @@ class BM25Scorer:
         now = epoch_micros(found.moment)
         return policy.recency_weight * recency(captured, now, policy.recency_window_days)
 
+    def _newest_recency(self, found: Matches) -> float:
+        """The recency of the newest doc at the query's clock: no doc's is higher."""
+        captured = self.state.captured.view
+        if self._newest[0] != len(captured):  # docs only join: the newest of the new ones
+            self._newest = (
+                len(captured),
+                int(captured[self._newest[0] :].max(initial=self._newest[1])),
+            )
+        now, window = epoch_micros(found.moment), found.policy.recency_window_days
+        return float(recency(np.asarray([self._newest[1]]), now, window)[0])
+
     def _with_best_bm25(
         self, found: Matches, docs: np.ndarray, raw: np.ndarray, corpus: CorpusStats
     ) -> CorpusStats:
-        """``corpus`` with the query's exact best BM25 (bm25+recency divides by it): the taught
-        ``bm25_score`` of the docs whose numpy BM25 (``raw``) is within rounding of the top."""
+        """``corpus`` with the query's exact best BM25 (bm25+recency divides by it). Each doc
+        counted alone, the numpy BM25 (``raw``) is the taught ``bm25_score`` itself: both
+        add ``weighted_idf * bm25_term_weight`` of the matched terms in sorted order (the
+        taught candidates' ``matched_terms``), with the same operations, from 0.0 (an
+        absent term adds exactly 0.0). With context (fractional counts) the top docs are
+        scored by the taught ``bm25_score``, as every doc within rounding of the top."""
         top = float(raw.max())
+        if self.context is None:
+            return dataclasses.replace(corpus, best_bm25=top)
         best_docs = docs[raw >= top - ROUNDING_SLACK * (1.0 + top)].tolist()
         weights = query_weights(found.query)
         best = max(
@@ -295,6 +320,7 @@ class BM25Scorer:
             norms = length_norms(lengths, corpus.average_length, k1, b)
             self._norms = (key, norms)
             self._impacts.clear()
+            self._largest_of.clear()
         return self._norms[1]
 
     def _impact(self, found: Matches, term: str, part: int, norm: np.ndarray) -> np.ndarray:
@@ -318,3 +344,13 @@ class BM25Scorer:
             self._impacts[key] = (norm, everywhere)
             return everywhere
         return impact
+
+    def _largest(self, found: Matches, term: str, part: int, norm: np.ndarray) -> float:
+        """The largest ``term_weights`` of one part of a query term's list (0 when empty),
+        kept while the norms stay the same."""
+        key = (term, part, len(found.postings[term][part][0]))
+        largest = self._largest_of.get(key)
+        if largest is None:
+            impact = self._impact(found, term, part, norm)
+            largest = self._largest_of[key] = float(impact.max()) if len(impact) else 0.0
+        return largest
