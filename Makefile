@@ -4,6 +4,7 @@
 #   make test     installs the rest, .[dev]; lint, layer contract, library tests (JSONL,
 #                 SQLite and a real PostgreSQL), reliability suite, notebook regression,
 #                 browser tests
+#   make check    the pre-flight check: every notebook runs top to bottom (light set)
 #   make slides   every notebook as an offline reveal.js deck + HTML page in exports/
 # Both README commands are scripts/course.py (stdlib only; Windows runs it without make):
 # make adds nothing of its own, so the two cannot drift. One stamp per set in the venv
@@ -16,7 +17,7 @@ STAMP  := $(VENV)/.installed-dev
 COURSE := $(PYTHON) scripts/course.py --venv $(VENV) $(COURSE_FLAGS)
 # COURSE_FLAGS ?= (--dry-run: print the commands, run none; --no-install: use the venv as is)
 
-.PHONY: course test test-fast notebooks slides bench bench-backends benchmark-runs voila lint clean-venv
+.PHONY: course check test test-fast notebooks slides bench bench-backends benchmark-runs voila lint clean-venv
 
 # the other targets need the dev set too
 $(STAMP): pyproject.toml constraints.txt
@@ -32,6 +33,10 @@ ARGS ?=
 
 course:
 	@$(COURSE) course $(ARGS)
+
+# the pre-flight check: every notebook top to bottom with the light set, nothing written
+check:
+	@$(COURSE) check
 
 test:
 	@$(COURSE) test

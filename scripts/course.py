@@ -2,6 +2,7 @@
 
     python scripts/course.py course [JUPYTER-LAB-OPTIONS...]   # = make course ARGS="..."
     python scripts/course.py test                              # = make test
+    python scripts/course.py check                             # = make check (pre-flight)
     python scripts/course.py install course|dev                # the venv alone
 
 Standard library only, so it runs before any venv exists. `course` creates the venv (when
@@ -119,6 +120,12 @@ def course(runner: Runner, venv: Path, jupyter_args: list[str]) -> int:
     return runner.run(command, unset="MPLBACKEND", check=False)
 
 
+def check(runner: Runner, venv: Path) -> int:
+    """Every notebook top to bottom on a fresh kernel of the light set; writes nothing."""
+    command = [str(venv_python(venv)), "scripts/run_notebooks.py", "--check"]
+    return runner.run(command, unset="MPLBACKEND", check=False)
+
+
 def test(runner: Runner, venv: Path) -> int:
     """The steps of `make test`, in its order; the first failing one stops it."""
     if WINDOWS:  # both installers need root and apt-get: their suites skip with a message
@@ -135,6 +142,8 @@ def test(runner: Runner, venv: Path) -> int:
 USAGE = """usage: python scripts/course.py [--venv DIR] [--dry-run] [--no-install] COMMAND
   course [OPTIONS...]   install the light set when needed, open the course in JupyterLab
                         (OPTIONS go to `jupyter lab`, e.g. --ip 0.0.0.0 --no-browser)
+  check                 install the light set when needed, run every notebook top to
+                        bottom without saving it (the pre-flight check)
   test                  install the dev set when needed, run every check of `make test`
   install course|dev    install that set when needed, nothing else"""
 
@@ -162,6 +171,9 @@ def main(argv: list[str]) -> int:
     if command == "course":
         install(runner, venv, "course", allowed)
         return course(runner, venv, rest)
+    if command == "check" and not rest:
+        install(runner, venv, "course", allowed)
+        return check(runner, venv)
     if command == "test" and not rest:
         install(runner, venv, "dev", allowed)
         return test(runner, venv)

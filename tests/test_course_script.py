@@ -128,6 +128,13 @@ def test_test_runs_the_steps_of_make_test_in_order(tmp_path: Path) -> None:
     ]
 
 
+def test_check_runs_every_notebook_without_saving_it(tmp_path: Path) -> None:
+    venv = fake_venv(tmp_path, "course")
+    command = f"env -u MPLBACKEND {venv}/bin/python scripts/run_notebooks.py --check"
+    assert dry_run(venv, "check") == [command]
+    assert installs(dry_run(fake_venv(tmp_path / "new"), "check")) == [".[course]"]
+
+
 def test_a_wrong_command_prints_the_usage(tmp_path: Path) -> None:
     for args in (["serve"], ["install", "everything"], ["test", "extra"], ["--verbose", "test"]):
         result = script("--venv", str(tmp_path), "--dry-run", *args)
@@ -146,7 +153,13 @@ def test_a_python_older_than_3_11_is_told_so() -> None:
 @pytest.mark.skipif(MAKE is None, reason="`make` is not installed")
 @pytest.mark.parametrize(
     ("target", "stamps"),
-    [("course", ()), ("course", ("dev",)), ("test", ("course",)), ("test", ("dev",))],
+    [
+        ("course", ()),
+        ("course", ("dev",)),
+        ("check", ("course",)),
+        ("test", ("course",)),
+        ("test", ("dev",)),
+    ],
 )
 def test_make_runs_exactly_what_the_script_runs(
     tmp_path: Path, target: str, stamps: tuple[str, ...]
@@ -160,5 +173,5 @@ def test_make_runs_exactly_what_the_script_runs(
         cwd=ROOT, capture_output=True, text=True, timeout=60, env=env,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
-    by_hand = ["course", "--port", "8899", "--no-browser"] if target == "course" else ["test"]
+    by_hand = ["course", "--port", "8899", "--no-browser"] if target == "course" else [target]
     assert made.stdout.splitlines() == dry_run(venv, *by_hand)
