@@ -9,6 +9,7 @@ starts the course both ways for real.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -166,7 +167,8 @@ def test_make_runs_exactly_what_the_script_runs(
 ) -> None:
     venv = fake_venv(tmp_path, *stamps) if stamps else tmp_path / "venv"
     extra = ["ARGS=--port 8899 --no-browser"] if target == "course" else []
-    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "ARGS"}}
+    drop = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "ARGS", "COURSE_FLAGS"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     made = subprocess.run(
         [MAKE, "-s", f"VENV={venv}", f"PYTHON={sys.executable}", "COURSE_FLAGS=--dry-run",
          target, *extra],
@@ -175,3 +177,35 @@ def test_make_runs_exactly_what_the_script_runs(
     assert made.returncode == 0, made.stderr
     by_hand = ["course", "--port", "8899", "--no-browser"] if target == "course" else [target]
     assert made.stdout.splitlines() == dry_run(venv, *by_hand)
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("course_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_on_windows_the_venv_has_scripts_and_test_skips_the_installers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The Windows branch, run here with the module's flag turned on: the venv's
+    ``Scripts\\*.exe``, no uid check (``os.geteuid`` does not exist there), no bash."""
+    course = _load_script()
+    monkeypatch.setattr(course, "WINDOWS", True)
+    monkeypatch.delattr(os, "geteuid", raising=False)
+    venv = tmp_path / "venv"
+    (venv / "Scripts").mkdir(parents=True)
+    (venv / "Scripts" / "python.exe").touch()
+    (venv / ".installed-dev").touch()
+    assert course.main(["--venv", str(venv), "--dry-run", "course", "--no-browser"]) == 0
+    assert course.main(["--venv", str(venv), "--dry-run", "test"]) == 0
+    scripts = venv / "Scripts"
+    assert capsys.readouterr().out.splitlines() == [
+        f"env -u MPLBACKEND {scripts / 'jupyter.exe'} lab --no-browser notebooks/00_index.ipynb",
+        "note: no Chromium or PostgreSQL set-up on Windows; those suites will skip",
+        f"{scripts / 'ruff.exe'} check .",
+        f"{scripts / 'ruff.exe'} format --check .",
+        f"{scripts / 'lint-imports.exe'}",
+        f"env -u MPLBACKEND {scripts / 'python.exe'} -m pytest",
+    ]
