@@ -1,21 +1,27 @@
 # Two commands do everything on a fresh machine (each creates .venv when needed):
-#   make course   open the course in JupyterLab (as root too: containers, cloud VMs)
-#   make test     lint, layer contract, library tests (JSONL, SQLite and a real PostgreSQL),
-#                 reliability suite, notebook regression, browser tests
+#   make course   open the course in JupyterLab (as root too: containers, cloud VMs); installs
+#                 the light set, .[course]: what notebooks 00-11 run on their default path
+#   make test     installs the rest, .[dev]; lint, layer contract, library tests (JSONL,
+#                 SQLite and a real PostgreSQL), reliability suite, notebook regression,
+#                 browser tests
+#   make check    the pre-flight check: every notebook runs top to bottom (light set)
 #   make slides   every notebook as an offline reveal.js deck + HTML page in exports/
+# Both README commands are scripts/course.py (stdlib only; Windows runs it without make):
+# make adds nothing of its own, so the two cannot drift. One stamp per set in the venv
+# (.installed-course, .installed-dev): `make course` then `make test` adds the dev set;
+# `make test` then `make course` installs nothing. docs/setup.md has the details.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+STAMP  := $(VENV)/.installed-dev
+COURSE := $(PYTHON) scripts/course.py --venv $(VENV) $(COURSE_FLAGS)
+# COURSE_FLAGS ?= (--dry-run: print the commands, run none; --no-install: use the venv as is)
 
-.PHONY: course test test-fast notebooks slides bench bench-backends benchmark-runs voila lint clean-venv
+.PHONY: course check test test-fast notebooks slides bench bench-backends benchmark-runs voila lint clean-venv
 
+# the other targets need the dev set too
 $(STAMP): pyproject.toml constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memorylib needs Python 3.11+; set PYTHON=python3.11")'
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
-	@touch $(STAMP)
+	@$(COURSE) install dev
 
 # JupyterLab refuses to start as root without --allow-root, and containers and cloud VMs
 # run as root: the flag is added only when the effective uid is 0; for every other user the
@@ -24,18 +30,16 @@ $(STAMP): pyproject.toml constraints.txt
 # Extra `jupyter lab` options: make course ARGS="--port 8899 --no-browser"
 # tests/test_course_command.py runs this very recipe, as root and as not-root.
 ARGS ?=
-ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 
-course: $(STAMP)
-	env -u MPLBACKEND $(BIN)/jupyter lab $(ALLOW_ROOT) $(ARGS) notebooks/00_index.ipynb
+course:
+	@$(COURSE) course $(ARGS)
 
-test: $(STAMP)
-	@bash scripts/ensure-chromium.sh
-	@bash scripts/ensure-postgres.sh
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/lint-imports
-	env -u MPLBACKEND $(BIN)/python -m pytest
+# the pre-flight check: every notebook top to bottom with the light set, nothing written
+check:
+	@$(COURSE) check
+
+test:
+	@$(COURSE) test
 
 test-fast: $(STAMP)
 	env -u MPLBACKEND $(BIN)/python -m pytest tests -m "not browser and not slow"

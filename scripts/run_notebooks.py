@@ -2,6 +2,11 @@
 
     .venv/bin/python scripts/run_notebooks.py            # all notebooks
     .venv/bin/python scripts/run_notebooks.py 04 07b     # those whose name starts so
+    .venv/bin/python scripts/run_notebooks.py --check    # run them, write nothing
+
+``--check`` (the pre-flight check, ``make check``) runs each notebook the same way but keeps
+the files as they are; a notebook stops at its first cell that raises, which is printed, and
+the run goes on with the next one (the exit status is 1 when any failed).
 
 Tidying removes what changes run to run but teaches nothing: widget state
 (``metadata.widgets``), per-cell execution timing, the Python patch version. The
@@ -21,6 +26,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -41,7 +47,7 @@ def tidy(nb: nbformat.NotebookNode) -> None:
                 output.get("metadata", {}).pop("transient", None)
 
 
-def run(path: Path, timeout: int = 120) -> float:
+def run(path: Path, timeout: int = 120, write: bool = True) -> float:
     nb = nbformat.read(path, as_version=4)
     env_backend = os.environ.pop("MPLBACKEND", None)
     start = time.perf_counter()
@@ -56,12 +62,15 @@ def run(path: Path, timeout: int = 120) -> float:
         if env_backend is not None:
             os.environ["MPLBACKEND"] = env_backend
     elapsed = time.perf_counter() - start
-    tidy(nb)
-    nbformat.write(nb, path)
+    if write:
+        tidy(nb)
+        nbformat.write(nb, path)
     return elapsed
 
 
 def main(prefixes: list[str]) -> int:
+    write = "--check" not in prefixes
+    prefixes = [p for p in prefixes if p != "--check"]
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
     )
@@ -71,13 +80,20 @@ def main(prefixes: list[str]) -> int:
     if not paths:
         print("no notebook matched", file=sys.stderr)
         return 1
-    total = 0.0
+    total, failed = 0.0, []
     for path in paths:
-        elapsed = run(path)
+        try:
+            elapsed = run(path, write=write)
+        except CellExecutionError as error:
+            failed.append(path.name)
+            print(f"{path.name:40s} FAILED\n{error}", file=sys.stderr)
+            continue
         total += elapsed
-        print(f"{path.name:40s} {elapsed:6.2f} s")
+        print(f"{path.name:40s} {elapsed:6.2f} s", flush=True)
     print(f"{'total':40s} {total:6.2f} s")
-    return 0
+    if failed:
+        print(f"{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

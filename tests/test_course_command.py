@@ -1,12 +1,13 @@
 """``make course``, the README's command, really serves the course: as root and as not-root.
 
 JupyterLab refuses to start as root unless given ``--allow-root``, and containers and cloud
-VMs run as root. The Makefile adds the flag only when the effective uid is 0. These tests
+VMs run as root. ``make course`` runs ``scripts/course.py course`` (the entry point Windows
+runs without make), which adds the flag only when the effective uid is 0. These tests
 run the real ``make course`` (extra ``jupyter lab`` options through ``ARGS``: a free port,
-a known token, 127.0.0.1) in a process group of its own, wait (bounded) until JupyterLab
-answers, check that it serves this repository's course and still demands the token, then
-stop it the way a user does (Ctrl-C: SIGINT to the group; SIGTERM, then SIGKILL, only as
-fallbacks) and check that nothing of it is left.
+a known token, 127.0.0.1), and once the script alone, in a process group of its own, wait
+(bounded) until JupyterLab answers, check that it serves this repository's course and still
+demands the token, then stop it the way a user does (Ctrl-C: SIGINT to the group; SIGTERM,
+then SIGKILL, only as fallbacks) and check that nothing of it is left.
 
 The other side of the uid check (not-root when the tests run as root, root otherwise) runs
 in a user namespace (``unshare --map-user``), where ``id -u`` and ``os.geteuid()`` really
@@ -15,7 +16,8 @@ live where that user cannot read it (here ``/root/.pyenv``, under a 0700 ``/root
 
 Every Jupyter/home/XDG directory points into ``tmp_path`` and the tests check that no file
 in the repository is created or modified (no ``.ipynb_checkpoints``, no workspaces).
-The venv is the one running pytest, and ``make -o`` keeps make from ever (re)installing it.
+The venv is the one running pytest, and ``--no-install`` keeps the script from ever
+(re)installing it; ``--dry-run`` prints the commands instead of running them.
 """
 
 from __future__ import annotations
@@ -79,18 +81,20 @@ def _user_namespace_problem(uid: int) -> str | None:
     return None
 
 
-def make_course(args: Sequence[str] = (), dry_run: bool = False) -> list[str]:
-    """The README's ``make course``, with ``ARGS`` for jupyter lab.
+def make_course(args: Sequence[str] = (), dry_run: bool = False, direct: bool = False) -> list[str]:
+    """The README's ``make course``, with ``ARGS`` for jupyter lab; ``direct``: the same
+    through ``scripts/course.py`` alone, as on Windows.
 
-    ``VENV=`` only when the tests do not run from the repository's own ``.venv`` (a git
-    worktree, a conda env); ``-o`` makes sure a stale or missing stamp never makes make
-    (re)install a venv in the middle of a test.
+    The venv is the one running the tests (``VENV=`` only when it is not the repository's
+    own ``.venv``: a git worktree, a conda env); ``--no-install`` makes sure the script
+    never (re)installs a venv in the middle of a test.
     """
-    command = [str(MAKE), *(["-n"] if dry_run else [])]
-    if VENV.resolve() == (ROOT / ".venv").resolve():
-        command += ["-o", ".venv/.installed"]  # the Makefile's own spelling of the stamp
-    else:
-        command += [f"VENV={VENV}", "-o", f"{VENV}/.installed"]
+    flags = ["--no-install", *(["--dry-run"] if dry_run else [])]
+    if direct:
+        return [sys.executable, "scripts/course.py", "--venv", str(VENV), *flags, "course", *args]
+    command = [str(MAKE), f"COURSE_FLAGS={shlex.join(flags)}"]
+    if VENV.resolve() != (ROOT / ".venv").resolve():
+        command.append(f"VENV={VENV}")
     command.append("course")
     if args:
         command.append(f"ARGS={shlex.join(args)}")
@@ -252,7 +256,7 @@ def _config_data(html: bytes) -> dict:
     return json.loads(match.group(1))
 
 
-def _start(prefix: list[str], home: Path, *, headless: bool) -> Course:
+def _start(prefix: list[str], home: Path, *, headless: bool, direct: bool = False) -> Course:
     """``make course`` on a free port; retried on a new port if that one was taken."""
     for attempt in range(3):
         port = _free_port()
@@ -265,7 +269,7 @@ def _start(prefix: list[str], home: Path, *, headless: bool) -> Course:
         log = home / f"course-{attempt}.log"
         with open(log, "wb") as out, _sigint_not_ignored():
             process = subprocess.Popen(
-                [*prefix, *make_course(args)],
+                [*prefix, *make_course(args, direct=direct)],
                 cwd=ROOT,
                 env=_environment(home, headless=headless),
                 stdout=out,
@@ -307,18 +311,20 @@ def _wait_ready(course: Course) -> bool:
 
 
 @contextmanager
-def served_course(prefix: list[str], home: Path, *, headless: bool = False) -> Iterator[Course]:
+def served_course(
+    prefix: list[str], home: Path, *, headless: bool = False, direct: bool = False
+) -> Iterator[Course]:
     """The running course; always stopped and reaped, and the repository left untouched."""
     before = _snapshot(ROOT)
-    course = _start(prefix, home, headless=headless)
+    course = _start(prefix, home, headless=headless, direct=direct)
     try:
         yield course
     finally:
         course.stop()
-    assert course.process.poll() is not None, "make course is still running"
+    assert course.process.poll() is not None, "the course command is still running"
     assert not _group_alive(course.process.pid), _group_members(course.process.pid)
     assert course.stopped_by == "SIGINT", (
-        f"Ctrl-C (SIGINT) did not stop `make course`; needed {course.stopped_by}:\n"
+        f"Ctrl-C (SIGINT) did not stop the course command; needed {course.stopped_by}:\n"
         f"{course.log_tail()}"
     )
     assert _changes(before, _snapshot(ROOT)) == [], "the course server wrote into the repository"
@@ -384,6 +390,14 @@ def test_make_course_serves_the_course_as_the_current_user(tmp_path: Path) -> No
         _check_serves_the_course(course, expect_allow_root=os.geteuid() == 0)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.slow
+def test_the_entry_point_without_make_serves_the_course(tmp_path: Path) -> None:
+    """``python scripts/course.py course``, what Windows runs, serves the same course."""
+    with served_course([], tmp_path, direct=True) as course:
+        _check_serves_the_course(course, expect_allow_root=os.geteuid() == 0)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's webbrowser rules")
 @pytest.mark.slow
 def test_make_course_without_a_browser_prints_the_url_and_keeps_serving(tmp_path: Path) -> None:
@@ -417,7 +431,7 @@ def _dry_run(prefix: list[str], args: list[str], tmp_path: Path) -> str:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "pip install" not in result.stdout  # -o: never a venv (re)install
+    assert "pip install" not in result.stdout  # --no-install: never a venv (re)install
     lines = [line for line in result.stdout.splitlines() if "jupyter lab" in line]
     assert len(lines) == 1, result.stdout
     return lines[0]

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import inspect
 import multiprocessing
+import os
 import re
 import runpy
+import subprocess
+import sys
 from collections import Counter
 from contextlib import closing
 from pathlib import Path
@@ -67,6 +70,30 @@ def test_without_a_server_the_service_explains_itself(monkeypatch) -> None:
     monkeypatch.setattr(local_postgres, "unavailable_reason", lambda: "no binaries in this test")
     service = local_postgres.local_service()
     assert not service.available and "no binaries in this test" in service.describe()
+
+
+WITHOUT_POSIX = """
+import os, sys
+sys.modules["pwd"] = None  # as on Windows: no pwd module, no uids
+del os.geteuid
+os.environ.pop("MEMORYLIB_PG_DSN", None)
+os.environ.pop("MEMORYLIB_NO_POSTGRES", None)
+from memorylib.backends.local_postgres import local_service
+service = local_service()
+print(service.available, service.describe())
+"""
+
+
+def test_notebook_11s_set_up_runs_where_there_is_no_pwd_module() -> None:
+    """11's first cell imports local_service: on Windows, with no pwd module and no
+    os.geteuid, it must give a service or a reason, never an ImportError."""
+    root = Path(local_postgres.__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    ran = subprocess.run(
+        [sys.executable, "-c", WITHOUT_POSIX], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(("True PostgreSQL", "False PostgreSQL: not available here"))
 
 
 def test_the_service_says_which_server_it_is() -> None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import pwd
 import re
 import shutil
 import subprocess
@@ -63,8 +62,10 @@ def find_bindir() -> Path | None:
 
 def _run_as() -> str | None:
     """The OS user the server must run as: None (ourselves) unless we are root."""
-    if os.geteuid() != 0:
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:  # Windows has no uids and no pwd
         return None
+    import pwd
+
     try:
         pwd.getpwnam(SERVER_USER)
     except KeyError:
@@ -167,6 +168,8 @@ class TemporaryPostgres:
         self.socket_dir = self.root / "socket"
         self.socket_dir.mkdir()
         if self.run_as:  # the server's user must reach its folders; nobody else may list them
+            import pwd
+
             account = pwd.getpwnam(self.run_as)
             os.chmod(self.root, 0o711)
             self.data.mkdir(mode=0o700)
