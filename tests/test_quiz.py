@@ -84,6 +84,9 @@ def test_each_right_letter_is_accepted_and_each_wrong_one_refused_with_its_hint(
             assert result.verdict is Verdict.WRONG, (number, n, label)
             assert q.hints[label] in result.message, (number, n, label)
             assert q.why not in result.message
+            hint = q.hints[label].casefold()  # a hint teaches; it never names the answer
+            assert q.choices[q.labels.index(right)].casefold() not in hint
+            assert not re.search(rf"\b(choose|pick|answer is)\b|\b{right}\)", q.hints[label], re.I)
     letters = right_letters(number)
     assert check_quiz(number, letters).is_right
     everything = check_quiz(number, letters).text
