@@ -83,6 +83,9 @@ NOT_PLANS = {
 # title slide), the stretches (for fast students, inside Your turn's minutes) and 00's note
 # for instructors (not shown to the room). The # title is not a section.
 UNTIMED = {"Learning objectives", "Optional stretch (for fast students)", "For instructors"}
+# The quiz that ends each notebook is the exit ticket of the session's Closing block (or
+# homework): sessions.md says so, and its minutes are the closing's.
+UNTIMED |= {"Check your understanding"}
 PLANNED_MAX = 75
 BUFFER_BLOCKS = {"Opening", "Break", "Switch", "Closing"}
 PLANNED_BLOCKS = {"Plan", "Hook", "Project"}
