@@ -1,5 +1,5 @@
 """The check-your-understanding quiz at the end of every notebook (memorylib/notebook/quiz.py):
-its answer key agrees with instructors/quiz_answers.md, every notebook but the index ends with
+its answer key agrees with instructors/quiz_answers.md, every notebook ends with
 its quiz committed unanswered, and the engine accepts each right letter and refuses each wrong
 one with that choice's hint."""
 
@@ -18,7 +18,7 @@ from memorylib.notebook.quiz import KEY, check_quiz, questions, quiz
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = ROOT / "instructors" / "quiz_answers.md"
-STEMS = {n.stem.split("_")[0]: n.stem for n in COURSE[1:]}  # every notebook but the index
+STEMS = {n.stem.split("_")[0]: n.stem for n in COURSE}  # every notebook, the index too
 SECTION = re.compile(r"^## (\S+) · ", re.M)
 ANSWER = re.compile(r"^(\d+)\. (.+)\n   \*\*([A-E])\*\*: (.+?) \*Why:\* (.+)$", re.M)
 
@@ -27,7 +27,7 @@ def right_letters(number: str) -> dict[str, str]:
     return {n: q.accepted[0] for n, q in questions(number).items()}
 
 
-def test_every_notebook_but_the_index_has_a_quiz_of_three_or_four_questions() -> None:
+def test_every_notebook_has_a_quiz_of_three_or_four_questions() -> None:
     assert set(KEY) == set(STEMS)
     for number in KEY:
         asked = questions(number)

@@ -10,7 +10,7 @@ from memorylib.notebook import exercises as ex
 from memorylib.notebook.messages import catalogue, language, say
 
 # The right letter of question 1, 2, ... of each notebook (instructors/quiz_answers.md).
-KEY = {"01": "BAB", "02": "CBA", "03": "DAC", "04": "BCAB", "05": "CABB", "06": "BACA",
+KEY = {"00": "BBA", "01": "BAB", "02": "CBA", "03": "DAC", "04": "BCAB", "05": "CABB", "06": "BACA",
        "06b": "CAB", "06c": "BCA", "07": "CBA", "07b": "ACB", "08": "CAB", "09": "BCA",
        "10": "ACBC", "11": "BCA"}  # fmt: skip
 
