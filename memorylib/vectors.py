@@ -65,7 +65,7 @@ from .candidates import retracted_ids, searchable_terms
 from .errors import RemoteMemoryValidationError
 from .fast.log import FileLog
 from .interface import MemoryStore
-from .ranking import hit_from, rank_key
+from .ranking import hit_from
 from .records import (
     MemoryKind,
     RecallCandidate,
@@ -216,7 +216,8 @@ def fuse(
     record, best first: its first ``VECTOR_DEPTH`` are the vector list) fused by reciprocal
     rank, cut at ``query.limit``. ``ranked`` may stop after the vector list and the lexical
     hits (the rest are in neither list); ``captured_at`` gives a record's parsed capture
-    time (the indexed path's, parsed once per record)."""
+    time (the indexed path's, parsed once per record). Every record of the two lists is
+    ordered by ``ranking.rank_key``'s keys; only the hits kept get their fused breakdown."""
     k = float(policy.fusion_k)
     lexical_hits = {hit.memory_id: hit for hit in lexical.hits}
     vector_ranks = {r.memory_id: n for n, (r, _) in enumerate(ranked[:VECTOR_DEPTH], start=1)}
@@ -245,8 +246,22 @@ def fuse(
                 recency_weight=float(policy.recency_weight),
                 recency_window_days=float(policy.recency_window_days),
             )
-        lexical_part = round(_contribution(k, lexical_rank), 6)
-        vector_part = round(_contribution(k, vector_rank), 6)
+        parts = round(_contribution(k, lexical_rank), 6), round(_contribution(k, vector_rank), 6)
+        moment = captured_at(record)
+        # rank_key's keys (total, coverage, newer, memory_id) before the breakdown is made
+        key = (
+            -round(parts[0] + parts[1], 6),
+            -base.lexical_coverage,
+            -epoch_micros(moment),
+            record.memory_id,
+        )
+        scored.append((key, record, similarity, base, lexical_rank, vector_rank, parts, moment))
+    scored.sort(key=lambda item: item[0])
+    hits = []
+    for rank, (_, record, similarity, base, lexical_rank, vector_rank, parts, moment) in enumerate(
+        scored[: query.limit], start=1
+    ):
+        lexical_part, vector_part = parts
         breakdown = dataclasses.replace(
             base,
             scorer="hybrid",
@@ -268,17 +283,12 @@ def fuse(
             record=record,
             searchable_terms=searchable_terms(record, policy.analyzer),
             matched_terms=breakdown.matched_terms,
-            captured_at=captured_at(record),
+            captured_at=moment,
         )
-        scored.append((rank_key(breakdown, candidate), candidate, breakdown))
-    scored.sort(key=lambda item: item[0])
-    hits = tuple(
-        hit_from(candidate, breakdown, rank)
-        for rank, (_, candidate, breakdown) in enumerate(scored[: query.limit], start=1)
-    )
+        hits.append(hit_from(candidate, breakdown, rank))
     return RecallResult(
         query=query,
-        hits=hits,
+        hits=tuple(hits),
         searched_records=lexical.searched_records,
         candidate_records=len(scored),
         empty_reason=None if hits else lexical.empty_reason,

@@ -42,7 +42,7 @@ from memorylib.analysis import (
     stop_terms,
     text_terms,
 )
-from memorylib.candidates import build_recall_candidates, neighbours
+from memorylib.candidates import Neighbour, build_recall_candidates, in_context, neighbours
 from memorylib.evaluation import CONFIGURATIONS
 from memorylib.pipeline import prepare_query
 from memorylib.query import normalize_text, term_counts
@@ -254,6 +254,20 @@ def test_a_retracted_turn_is_no_neighbour(tmp_path) -> None:
         ("t-1", 1, 0.5, 1)
     ]
     assert candidates.retracted_records == 1 and candidates.searched_records == 2
+
+
+def test_a_term_source_keeps_the_weight_it_was_given(tmp_path) -> None:
+    # TermSources are made once per value (candidates._term_source): a weight of 1 and one
+    # of 1.0 are equal keys to a plain cache, yet one prints "1" and the other "1.0"
+    records = _store(tmp_path, THREE_TURNS).read_all()
+    own = text_terms("Bob yes")
+    for weight in (1, 1.0, 1):
+        near = ((Neighbour(records[0], 1, weight), text_terms("Ann pizza tonight")),)
+        frequencies, length, sources = in_context(records[1], own, near, ("pizza",))
+        assert frequencies == (weight * 1,) and length == 2 + weight * 3
+        assert json.dumps([s.to_dict() for s in sources[0]]) == json.dumps(
+            [{"memory_id": "t-1", "distance": 1, "weight": weight, "count": 1}]
+        )
 
 
 # -- explanations ---------------------------------------------------------------------------

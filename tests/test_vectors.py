@@ -503,3 +503,112 @@ def test_a_record_that_rounds_level_with_the_last_of_the_vector_list_competes(
     _check_equal(store, engine, "zeta", PlannedEmbedder(), 10)
     ranked = engine._vector_index._ranked([1.0, 0.0], [])
     assert [r.memory_id for r, _ in ranked[VECTOR_DEPTH - 1 :]] == ["newer"]
+
+
+def _fuse_scoring_every_record(query, lexical, ranked, policy, model):
+    """The fusion rule as first written: a fused breakdown and a candidate for every record
+    of the two lists, ordered by ``ranking.rank_key``, cut at the limit."""
+    import dataclasses
+
+    from memorylib.analysis import text_terms
+    from memorylib.candidates import searchable_terms
+    from memorylib.ranking import hit_from, rank_key
+    from memorylib.records import RecallCandidate, RecallResult
+    from memorylib.timestamps import parse_timestamp
+
+    k = float(policy.fusion_k)
+    hits = {hit.memory_id: hit for hit in lexical.hits}
+    ranks = {r.memory_id: n for n, (r, _) in enumerate(ranked[:VECTOR_DEPTH], start=1)}
+    scored = []
+    for record, similarity in ranked:
+        hit, vector_rank = hits.get(record.memory_id), ranks.get(record.memory_id)
+        if hit is None and vector_rank is None:
+            continue
+        if hit is not None:
+            base = hit.score_breakdown
+        else:
+            terms = text_terms(f"{record.content} {record.summary}", policy.analyzer).counts
+            matched = tuple(sorted(set(query.terms) & set(terms)))
+            base = RecallScoreBreakdown(
+                matched_terms=matched,
+                query_term_count=len(query.terms),
+                lexical_coverage=round(len(matched) / len(query.terms), 6) if query.terms else 0.0,
+                recency=0.0,
+                lexical_contribution=0.0,
+                recency_contribution=0.0,
+                total=0.0,
+                lexical_weight=float(policy.lexical_weight),
+                recency_weight=float(policy.recency_weight),
+                recency_window_days=float(policy.recency_window_days),
+            )
+        lexical_part = round(0.0 if hit is None else 1.0 / (k + hit.rank), 6)
+        vector_part = round(0.0 if vector_rank is None else 1.0 / (k + vector_rank), 6)
+        breakdown = dataclasses.replace(
+            base,
+            scorer="hybrid",
+            lexical_contribution=lexical_part,
+            recency_contribution=0.0,
+            total=round(lexical_part + vector_part, 6),
+            parameters=(
+                *base.parameters,
+                ("rrf_k", k),
+                ("lexical_rank", float(hit.rank if hit else 0)),
+                ("vector_rank", float(vector_rank or 0)),
+            ),
+            vector_model=model,
+            vector_similarity=similarity,
+            vector_contribution=vector_part,
+        )
+        candidate = RecallCandidate(
+            query_id=query.query_id,
+            record=record,
+            searchable_terms=searchable_terms(record, policy.analyzer),
+            matched_terms=breakdown.matched_terms,
+            captured_at=parse_timestamp(record.source.captured_at, "captured_at"),
+        )
+        scored.append((rank_key(breakdown, candidate), candidate, breakdown))
+    scored.sort(key=lambda item: item[0])
+    kept = tuple(
+        hit_from(c, b, rank) for rank, (_, c, b) in enumerate(scored[: query.limit], start=1)
+    )
+    return RecallResult(
+        query=query,
+        hits=kept,
+        searched_records=lexical.searched_records,
+        candidate_records=len(scored),
+        empty_reason=None if kept else lexical.empty_reason,
+        retracted_records=lexical.retracted_records,
+    )
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    texts=st.lists(record_texts, min_size=0, max_size=140),
+    days=st.lists(st.integers(1, 3), min_size=1, max_size=4),
+    text=query_texts,
+    limit=st.integers(1, MAX_LIMIT),
+)
+def test_fuse_keeps_the_order_of_a_breakdown_made_for_every_record(
+    tmp_path_factory, texts, days, text, limit
+) -> None:
+    """``fuse`` orders the two lists by their keys and makes breakdowns for the hits kept
+    only: the same result as a breakdown for every record ordered by ``rank_key`` (equal
+    texts give equal cosines and ranks, repeated days leave the order to the last keys)."""
+    from memorylib.pipeline import prepare_query
+    from memorylib.query import normalize_recall_query
+
+    embedder = vectors.load_embedder("e5-small")  # HashEmbedder (conftest)
+    store = RemoteMemoryStore(tmp_path_factory.mktemp("f") / "m.jsonl", user_id="u1")
+    for n, record_text in enumerate(texts):
+        day = days[n % len(days)]
+        add(store, f"m{n:03d}", record_text or "empty", captured_at=f"2026-07-{day:02d}T00:00:00Z")
+    query = normalize_recall_query(
+        text, user_scope="u1", limit=limit, query_id="q", issued_at=AS_OF
+    )
+    query = prepare_query(query, HYBRID, text)
+    lexical, ranked = _teaching(store, text, embedder)
+    fused = fuse(query, lexical, ranked, HYBRID, "e5-small")
+    assert fused == _fuse_scoring_every_record(query, lexical, ranked, HYBRID, "e5-small")
+    assert fused.candidate_records >= len(fused.hits)
