@@ -97,9 +97,14 @@ STATS_JS = """
     '.memorylib-widget-fallback, .memorylib-widget-static, .jupyter-widgets');
   let widget = null;
   if (places.length) {
+    const rest = out => {  // the output's text without the export's widget notes
+      const copy = out.cloneNode(true);
+      copy.querySelectorAll('.memorylib-widget-fallback, .memorylib-widget-caption, style')
+        .forEach(el => el.remove());
+      return copy.textContent.trim();
+    };
     const drawn = [...slide.querySelectorAll('.jp-OutputArea-output')].filter(out =>
-      visible(out) && !out.querySelector('.memorylib-widget-fallback')
-      && (out.querySelector('img, svg, table') || out.innerText.trim()));
+      visible(out) && (out.querySelector('img, svg, table') || rest(out)));
     widget = {drawn: drawn.length, blank: drawn.length === 0};
   }
   return {scale: Math.round(scale * 1000) / 1000, words,
