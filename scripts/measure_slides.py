@@ -9,8 +9,10 @@ Opens every deck of ``exports/slides/`` (or ``--decks DIR``) from file:// in hea
 Chromium at 1280x720, with every request that is not file: or data: aborted, walks every
 slide with reveal's own API (every fragment shown) and measures in the page, per slide:
 
-- words: the slide's visible text (speaker notes, ``<aside class="notes">``, are hidden
-  and not counted); a run of letters or digits is one word, each CJK character is one;
+- words: the slide's visible text, code and outputs included (speaker notes,
+  ``<aside class="notes">``, are hidden and not counted); a run of letters or digits is
+  one word, each CJK character is one; "prose" words are those of markdown cells alone
+  (what moves into speaker notes);
 - body px and code px: the smallest computed font size of markdown text (p, li, td) and
   of code (every ``pre``) on the slide, times the deck's scale (``Reveal.getScale()``);
 - chart labels: an SVG chart's smallest text, in rendered px; a PNG chart's labels are
@@ -72,7 +74,10 @@ STATS_JS = """
     return sizes.length ? Math.round(Math.min(...sizes) * 10) / 10 : null;
   };
   const text = slide.innerText;
-  const words = (text.match(/[\\u3400-\\u9fff\\uf900-\\ufaff]|[\\p{L}\\p{N}_]+/gu) || []).length;
+  const count = t => (t.match(/[\\u3400-\\u9fff\\uf900-\\ufaff]|[\\p{L}\\p{N}_]+/gu) || []).length;
+  const words = count(text);
+  const prose = [...slide.querySelectorAll('.jp-MarkdownCell')].filter(visible)
+    .reduce((n, cell) => n + count(cell.innerText), 0);
   const charts = [];
   for (const svg of slide.querySelectorAll('svg')) {
     if (!visible(svg)) continue;
@@ -107,7 +112,7 @@ STATS_JS = """
       visible(out) && (out.querySelector('img, svg, table') || rest(out)));
     widget = {drawn: drawn.length, blank: drawn.length === 0};
   }
-  return {scale: Math.round(scale * 1000) / 1000, words,
+  return {scale: Math.round(scale * 1000) / 1000, words, prose_words: prose,
           body_px: smallest('.jp-RenderedMarkdown p, .jp-RenderedMarkdown li, '
                             + '.jp-RenderedMarkdown td'),
           code_px: smallest('pre'), charts, headed,
@@ -159,6 +164,7 @@ def summary(slides: Sequence[dict]) -> dict:
     return {
         "slides": len(slides),
         "median_words": statistics.median(words) if words else 0,
+        "median_prose_words": statistics.median(s["prose_words"] for s in slides) if slides else 0,
         "max_words": max(words, default=0),
         "over_60": sum(w > 60 for w in words),
         "over_120": sum(w > 120 for w in words),
@@ -213,6 +219,7 @@ def failures(total: dict) -> list[str]:
 COLUMNS = (
     ("slides", "slides", "{}"),
     ("median_words", "med w", "{:g}"),
+    ("median_prose_words", "med prose", "{:g}"),
     ("max_words", "max w", "{}"),
     ("over_60", ">60", "{}"),
     ("over_120", ">120", "{}"),

@@ -130,6 +130,7 @@ def slide(**changes) -> dict:
     measured = {
         "overflow": [],
         "words": 40,
+        "prose_words": 10,
         "scale": 0.96,
         "body_px": 25.0,
         "code_px": 21.1,
@@ -179,13 +180,17 @@ def test_tiny_deck_measures_projector_sizes(exported) -> None:
     with launched_chromium() as browser:
         context = browser.new_context(viewport=measure_slides.VIEWPORT)
         block_remote(context, ("file:", "data:"))
-        measured = measure_slides.measure(context.new_page(), deck, chart_px=13.9)
+        page = context.new_page()
+        measured = measure_slides.measure(page, deck, chart_px=13.9)
+        page.evaluate("() => Reveal.slide(0, 1)")  # reveal's notes plugin shows these (S)
+        assert NOTE in page.evaluate("() => Reveal.getSlideNotes()")
         context.close()
     assert list(measured) == ["0.0", "0.1", "1.0", "1.1"]
     assert measured["0.0"]["headed"] and not measured["0.1"]["headed"]
     assert measured["0.0"]["body_px"] >= 24 and measured["0.1"]["code_px"] >= 20
     assert measured["0.1"]["plumbing"] == []
     assert measured["0.1"]["words"] < 20  # the notes cell's sentence is not counted
+    assert measured["0.0"]["prose_words"] == measured["0.0"]["words"] == 7
     assert measured["1.0"]["widget"] == {"drawn": 1, "blank": False}
     (picture,) = measured["1.0"]["charts"]
     assert picture["kind"] == "png" and picture["height_px"] > 0
