@@ -160,6 +160,8 @@ def without_plumbing(source: str) -> str:
 def output_html(output) -> str | None:
     """One output as HTML for the widget's static state (None: nothing to draw)."""
     data = output.get("data", {})
+    if slide_metadata.WIDGET_MIME in data:  # another live widget: no static state of its own
+        return None
     if "image/png" in data:
         return f'<img src="data:image/png;base64,{data["image/png"].strip()}" alt="chart">'
     if "image/svg+xml" in data or "text/html" in data:

@@ -119,7 +119,8 @@ def test_widget_place_shows_the_next_cells_picture(exported) -> None:
 
 
 def test_widget_without_a_later_output_keeps_the_note() -> None:
-    cells = [new_code_cell("w", outputs=[]), new_markdown_cell("## after")]
+    other = new_output("display_data", data={WIDGET_MIME: {"model_id": "b"}, "text/plain": "VBox"})
+    cells = [new_code_cell("w", outputs=[]), new_code_cell("w2", outputs=[other])]
     assert export.static_state(cells, 0) is None
     stream = new_output("stream", name="stdout", text="hits: 3\n")
     cells.append(new_code_cell("view(state)", outputs=[stream]))
