@@ -24,8 +24,20 @@ scripts/slide_metadata.py); a notebook without any gets a provisional one there 
 per ``#``/``##`` heading, set-up cell skipped, subslides to keep within the line budget),
 and a slide still taller than the screen scrolls.
 Live widgets cannot run in a static file: their output (the widget view, whose text form
-is an unreadable ``VBox(...)`` repr) is replaced by a note, and the static state every
-course notebook shows below its widget carries the lesson.
+is an unreadable ``VBox(...)`` repr) is replaced by a note. In the deck the note is
+followed by the widget's static state: the outputs of the next code cell that has some
+(every course notebook runs the widget's view function statically right below it), its
+pictures if it draws any, else its tables, else its text. The page keeps only the note,
+since the next cell follows it there anyway.
+Cells whose ``slideshow.slide_type`` is ``notes`` become reveal.js speaker notes
+(``<aside class="notes">``, nbconvert's reveal template; press S in the deck).
+Code shown in the deck loses the test plumbing the notebook needs (nbval's ``# NBVAL_*``
+lines, ``# noqa`` and ``# fmt: skip`` comments, ``uuid=`` arguments that only pin a
+table's HTML id); the notebook and the reading page keep the code as it is.
+The deck is laid out on a 1280x720 canvas (reveal's default 4% margin: scale 0.96 on a
+1280x720 screen) with body text at ``BODY_PX`` and code at ``CODE_PX`` CSS pixels, so a
+1280x720 projector shows at least 24 px text and 20 px code (scripts/measure_slides.py
+measures it).
 Links between notebooks (``NN_x.ipynb``) point at the sibling export.
 """
 
@@ -51,20 +63,30 @@ import slide_metadata  # a sibling script (scripts/ is not a package)
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "export_templates"
 DEFAULT_OUT = ROOT / "exports"
-# reveal.js lays every slide out on this canvas and scales it to the window: 16:9 like
-# the 1280x720 projector the live slides are checked against, drawn at 0.8 there so
-# nbconvert's 20 px text comes out near JupyterLab's size.
-WIDTH, HEIGHT = 1600, 900
+# reveal.js lays every slide out on this canvas and scales it to the window: the 1280x720
+# projector the slides are checked against, so text keeps its CSS size there (x 0.96,
+# reveal's margin). 26 px text and 22 px code render at 25 px and 21 px.
+WIDTH, HEIGHT = 1280, 720
+BODY_PX, CODE_PX = 26, 22
 THEME = "white"
 WIDGET_NOTE = (
     "[live widget: it runs in JupyterLab (or Voila); this export shows its static state "
     "in the cells below]"
 )
 WIDGET_HTML = f'<div class="memorylib-widget-fallback">{html.escape(WIDGET_NOTE)}</div>'
+WIDGET_STATIC = "static state (the next cell's output):"
 EXTRA_CSS = """
 .memorylib-widget-fallback { color: #555; font-style: italic; }
+.memorylib-widget-caption { color: #555; font-style: italic; margin-bottom: 0.3em; }
 .reveal .slides section.memorylib-scrolls { scrollbar-width: thin; }
+/* reveal's theme sets <pre> to 0.55em: code in markdown and HTML outputs keeps code size */
+.reveal .jp-RenderedHTMLCommon pre { font-size: var(--jp-code-font-size); }
 """
+# Test plumbing in code cells, removed from the code a deck shows (the notebook keeps it).
+PLUMBING_LINE = re.compile(r"^[ \t]*# *NBVAL_\w+[^\n]*(?:\n|$)", re.M)
+PLUMBING_COMMENT = re.compile(r"[ \t]*# *(?:noqa\b[^\n]*|fmt: *(?:skip|off|on)\b)[ \t]*$", re.M)
+QUOTED = r"""(?:"[^"\n]*"|'[^'\n]*')"""
+UUID_ARGUMENT = re.compile(rf",\s*uuid={QUOTED}|uuid={QUOTED},\s*")
 LINK = re.compile(r"\]\((\d\d_[\w-]+)\.ipynb(#[^)]*)?\)")
 MATH = re.compile(r"(?<!\\)\$[^$\n]+\$|\\\(|\\\[|```mermaid")
 REMOTE_LOADS = (
@@ -115,6 +137,8 @@ def offline_resources(root: Path) -> dict[str, str | int]:
         "reveal_js_base64": b64(root / "dist" / "reveal.js"),
         "notes_js_base64": b64(root / "plugin" / "notes" / "notes.js"),
         "extra_css": EXTRA_CSS,
+        "body_px": BODY_PX,
+        "code_px": CODE_PX,
         "width": WIDTH,
         "height": HEIGHT,
         "transition": "none",
@@ -126,17 +150,70 @@ def remote_loads(text: str) -> list[str]:
     return [m.group(0)[:120] for pattern in REMOTE_LOADS for m in pattern.finditer(text)]
 
 
-def prepared(nb, *, link_suffix: str):
-    """A copy to export: provisional slide types if none, links to the sibling exports."""
+def without_plumbing(source: str) -> str:
+    """Code as a slide shows it: no nbval lines, lint/format pragmas or pinned table ids."""
+    source = PLUMBING_LINE.sub("", source)
+    source = PLUMBING_COMMENT.sub("", source)
+    return UUID_ARGUMENT.sub("", source)
+
+
+def output_html(output) -> str | None:
+    """One output as HTML for the widget's static state (None: nothing to draw)."""
+    data = output.get("data", {})
+    if slide_metadata.WIDGET_MIME in data:  # another live widget: no static state of its own
+        return None
+    if "image/png" in data:
+        return f'<img src="data:image/png;base64,{data["image/png"].strip()}" alt="chart">'
+    if "image/svg+xml" in data or "text/html" in data:
+        return data.get("image/svg+xml") or data["text/html"]
+    text = output.get("text") if output.get("output_type") == "stream" else None
+    text = text or data.get("text/plain")
+    return f"<pre>{html.escape(text)}</pre>" if text and text.strip() else None
+
+
+def static_state(cells, index: int) -> str | None:
+    """The widget's static state: what the next code cell with outputs draws (its pictures
+    if any, else its tables, else its text), as HTML; None when no later cell has any."""
+    for cell in cells[index + 1 :]:
+        if cell.cell_type != "code" or not cell.get("outputs"):
+            continue
+        outputs = cell.outputs
+        for wanted in ("image/png", "text/html"):
+            chosen = [o for o in outputs if wanted in o.get("data", {})]
+            if chosen:
+                break
+        else:
+            chosen = outputs
+        drawn = [part for part in map(output_html, chosen) if part]
+        if drawn:
+            return "".join(drawn)
+    return None
+
+
+def widget_output(cells, index: int, *, slides: bool) -> dict:
+    if not slides or (state := static_state(cells, index)) is None:
+        return {"text/html": WIDGET_HTML, "text/plain": WIDGET_NOTE}
+    note = f'<div class="memorylib-widget-caption">{html.escape(WIDGET_STATIC)}</div>'
+    return {
+        "text/html": f'<div class="memorylib-widget-static">{WIDGET_HTML}{note}{state}</div>',
+        "text/plain": WIDGET_NOTE,
+    }
+
+
+def prepared(nb, *, link_suffix: str, slides: bool = False):
+    """A copy to export: provisional slide types if none, links to the sibling exports;
+    for a deck (``slides``), code without test plumbing and widgets' static states."""
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
     if not slide_metadata.has_slide_metadata(nb):
         for cell, kind in zip(nb.cells, slide_metadata.provisional_types(nb), strict=True):
             cell.metadata["slideshow"] = {"slide_type": kind}
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
             if slide_metadata.WIDGET_MIME in output.get("data", {}):
-                output["data"] = {"text/html": WIDGET_HTML, "text/plain": WIDGET_NOTE}
+                output["data"] = widget_output(nb.cells, index, slides=slides)
+        if cell.cell_type == "code" and slides:
+            cell.source = without_plumbing(cell.source)
         if cell.cell_type == "markdown":
             cell.source = LINK.sub(
                 lambda m: f"]({m.group(1)}{link_suffix}{m.group(2) or ''})", cell.source
@@ -175,7 +252,8 @@ def export(paths: Sequence[Path], out: Path) -> list[tuple[Path, Path]]:
                 "metadata": {"name": path.stem, "path": str(path.parent)},
                 "offline": offline,
             }
-            body, _ = exporter.from_notebook_node(prepared(nb, link_suffix=".html"), resources)
+            copy_ = prepared(nb, link_suffix=".html", slides=kind == "slides")
+            body, _ = exporter.from_notebook_node(copy_, resources)
             found = remote_loads(body)
             if found:
                 raise ExportError(f"{path.name} ({kind}) would load remote URLs: {found[:3]}")
