@@ -188,7 +188,10 @@ def test_tiny_deck_measures_projector_sizes(exported) -> None:
         context.close()
     assert list(measured) == ["0.0", "0.1", "1.0", "1.1"]
     assert measured["0.0"]["headed"] and not measured["0.1"]["headed"]
-    assert measured["0.0"]["body_px"] >= 24 and measured["0.1"]["code_px"] >= 20
+    # the export's CSS sizes, scaled as reveal fits its canvas into the 1280x720 window
+    scale = min(1280 / export.WIDTH, 720 / export.HEIGHT) * 0.96  # reveal's 4% margin
+    assert measured["0.0"]["body_px"] == pytest.approx(export.BODY_PX * scale, abs=0.6)
+    assert measured["0.1"]["code_px"] == pytest.approx(export.CODE_PX * scale, abs=0.6)
     assert measured["0.1"]["plumbing"] == []
     assert measured["0.1"]["words"] < 20  # the notes cell's sentence is not counted
     assert measured["0.0"]["prose_words"] == measured["0.0"]["words"] == 7
