@@ -149,3 +149,16 @@ def test_the_notebook_ends_with_its_quiz_committed_unanswered(number: str) -> No
     text = "\n".join(c.source + "\n" + cell_output(c) for c in nb.cells)
     for q in questions(number).values():
         assert q.why not in " ".join(text.split()), "an answer's reason is in the notebook"
+
+
+def test_every_plans_quiz_link_lands_on_its_notebooks_answers() -> None:
+    """A lesson plan links quiz_answers.md#<notebook>: the anchor is there, above its section."""
+    text = ANSWERS.read_text(encoding="utf-8")
+    plans = ROOT / "instructors"
+    for stem in STEMS.values():
+        plan = (plans / f"{stem}.md").read_text(encoding="utf-8")
+        assert f"quiz_answers.md#{stem}" in plan, stem
+        anchor = f'<a id="{stem}"></a>'
+        assert anchor in text, stem
+        after = text.split(anchor, 1)[1].lstrip()
+        assert after.startswith("## ") and f"(../notebooks/{stem}.ipynb)" in after.split("\n", 1)[0]
