@@ -18,7 +18,14 @@ from memorylib.agent import agent_loop
 from memorylib.datasets import build_chapter_store
 from memorylib.replay import StandInModel, derive_query
 
-from .browser_support import BROWSER_MARKS, ROOT, SCREENSHOTS, cleared_copy, jupyter_lab
+from .browser_support import (
+    BROWSER_MARKS,
+    QUIZ_PLACEHOLDER,
+    ROOT,
+    SCREENSHOTS,
+    cleared_copy,
+    jupyter_lab,
+)
 from .browser_support import launched_chromium as chromium
 
 pytestmark = BROWSER_MARKS
@@ -70,7 +77,7 @@ def test_live_agent_runs_in_jupyterlab_and_the_stand_in_answers(browser, tmp_pat
             status.get_by_text("Idle").wait_for(timeout=60_000)
             page.locator(".lm-MenuBar-item", has_text="Run").first.click()
             page.locator('[data-command="runmenu:run-all"]').click()
-            page.locator(".jp-OutputArea-output", has_text="Not answered yet").wait_for(
+            page.locator(".jp-OutputArea-output", has_text=QUIZ_PLACEHOLDER).last.wait_for(
                 state="attached", timeout=120_000
             )
             status.get_by_text("Idle").wait_for(timeout=30_000)
