@@ -151,12 +151,22 @@ class Context:
     length: float
 
 
-@functools.lru_cache(maxsize=4)  # a few stores: each entry holds all their records
 def contexts(
     searched: tuple[StoredMemory, ...], analyzer: Analyzer, weights: tuple[float, ...]
 ) -> Mapping[str, Context]:
     """Each of ``searched`` in its context, by memory_id. A pure function of the records,
     cached: the taught path asks it again for every query of an unchanged store."""
+    # (1,) == (1.0,) as cache keys, yet a weight prints as it was given: key on types too
+    return _contexts(searched, analyzer, weights, tuple(map(type, weights)))
+
+
+@functools.lru_cache(maxsize=4)  # a few stores: each entry holds all their records
+def _contexts(
+    searched: tuple[StoredMemory, ...],
+    analyzer: Analyzer,
+    weights: tuple[float, ...],
+    _types: tuple[type, ...],
+) -> Mapping[str, Context]:
     near = neighbours(searched, weights)
     found = {}
     for record in searched:

@@ -270,6 +270,25 @@ def test_a_term_source_keeps_the_weight_it_was_given(tmp_path) -> None:
         )
 
 
+@pytest.mark.parametrize("strategy", ["teaching", "indexed"])
+def test_a_context_weight_prints_as_given_whichever_policy_came_first(tmp_path, strategy) -> None:
+    # the two policies are equal ((1,) == (1.0,)): the second must not get the first's weights
+    store = _store(tmp_path, THREE_TURNS)
+    for weight in (1, 1.0, 1):
+        policy = ScoringPolicy.bm25(context=(weight,))
+        result = RecallEngine(store, policy=policy, strategy=strategy).recall(
+            "pizza", limit=3, as_of=AS_OF, query_id="q"
+        )
+        weights = [
+            source.weight
+            for hit in result.hits
+            for match in hit.score_breakdown.term_matches
+            for source in match.found_in
+            if source.distance
+        ]
+        assert weights and all(type(w) is type(weight) for w in weights), (weight, weights)
+
+
 # -- explanations ---------------------------------------------------------------------------
 
 
