@@ -39,12 +39,14 @@ def course_stems() -> list[str]:
 PLAN_NOTEBOOKS = {stem: NOTEBOOKS / f"{stem}.ipynb" for stem in course_stems()}
 
 
-def headings(path: Path) -> list[str]:
+def headings(path: Path, levels: str = "1,3") -> list[str]:
+    """The markdown headings of a notebook whose level is in ``levels`` ("1,3": #, ##, ###)."""
     nb = nbformat.read(path, as_version=4)
+    pattern = re.compile(rf"(?m)^#{{{levels}}} (.+)$")
     found = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            found += [m.group(1).strip() for m in re.finditer(r"(?m)^#{1,3} (.+)$", cell.source)]
+            found += [m.group(1).strip() for m in pattern.finditer(cell.source)]
     return found
 
 
@@ -99,12 +101,7 @@ PLAN_ITEM = re.compile(
 
 def notebook_sections(path: Path) -> list[str]:
     """The ## and ### headings of a notebook, in order."""
-    nb = nbformat.read(path, as_version=4)
-    found = []
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            found += [m.group(1).strip() for m in re.finditer(r"(?m)^#{2,3} (.+)$", cell.source)]
-    return found
+    return headings(path, "2,3")
 
 
 def plan_rows(plan: str) -> list[tuple[str, int]]:
