@@ -157,8 +157,18 @@ def _wrapped(text: str, width: int) -> float:
     return float(sum(max(1, math.ceil(len(line) / width)) for line in text.splitlines()))
 
 
+NOTES = re.compile(r'<aside class="notes">.*?</aside>', re.DOTALL)
+
+
+def on_slide(source: str) -> str:
+    """A markdown cell's text as its slide shows it: speaker notes (``<aside
+    class="notes">`` blocks, which reveal.js hides) left out."""
+    return NOTES.sub("", source)
+
+
 def markdown_lines(source: str) -> float:
-    """Rendered lines: paragraphs reflow to ``MARKDOWN_WIDTH``, blocks count as they are."""
+    """Rendered lines on a slide: paragraphs reflow to ``MARKDOWN_WIDTH``, blocks count as
+    they are, speaker notes count nothing."""
     total = 0.0
     paragraph = ""
     in_fence = False
@@ -166,7 +176,7 @@ def markdown_lines(source: str) -> float:
     def flush() -> float:
         return max(1, math.ceil(len(paragraph) / MARKDOWN_WIDTH)) if paragraph else 0
 
-    for line in source.splitlines():
+    for line in on_slide(source).splitlines():
         stripped = line.strip()
         starts_block = (
             not stripped
