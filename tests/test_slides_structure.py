@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -44,6 +45,59 @@ def test_slide_metadata_keeps_the_rules(path: Path) -> None:
     assert slides.has_slide_metadata(nb), f"{path.name} has no slide metadata"
     problems = slides.check(nb)
     assert not problems, "\n".join(problems)
+
+
+VISIBLE_WORDS_MAX = 60  # what a markdown cell shows on a slide, headings and nav aside
+WORDS = re.compile(r"\w+")
+
+
+def aside_problems(source: str) -> list[str]:
+    """How a cell's speaker notes are malformed: every ``<aside class="notes">`` is closed,
+    not nested, and has a blank line inside each end (else markdown inside it is not
+    rendered in JupyterLab)."""
+    problems, depth = [], 0
+    for match in re.finditer(r'<aside class="notes">|</aside>', source):
+        opening = match.group() != "</aside>"
+        depth += 1 if opening else -1
+        if depth not in (0, 1):
+            problems.append(f"{'nested' if opening else 'unopened'} aside at {match.start()}")
+        around = source[match.end() : match.end() + 2] if opening else source[: match.start()]
+        if (opening and around != "\n\n") or (not opening and not around.endswith("\n\n")):
+            problems.append(f"no blank line inside {match.group()} at {match.start()}")
+    if depth:
+        problems.append("an aside is not closed")
+    return problems
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_reading_prose_is_in_speaker_notes(path: Path) -> None:
+    """A slide shows a heading and a short lead; the prose a student reads is in notes."""
+    problems = []
+    for cell in slides.read(path).cells:
+        if cell.cell_type != "markdown":
+            continue
+        problems += [f"{cell.id}: {p}" for p in aside_problems(cell.source)]
+        shown = [
+            line
+            for line in slides.on_slide(cell.source).splitlines()
+            if not line.lstrip().startswith(("#", "←"))
+        ]
+        words = len(WORDS.findall(" ".join(shown)))
+        if words > VISIBLE_WORDS_MAX:
+            problems.append(f"{cell.id}: {words} words on the slide > {VISIBLE_WORDS_MAX}")
+    assert not problems, "\n".join(problems)
+
+
+def test_speaker_notes_are_off_the_slide_and_well_formed() -> None:
+    cell = '## Title\n\nLead.\n\n<aside class="notes">\n\nThe `rest`.\n\n</aside>'
+    assert slides.on_slide(cell).split() == ["##", "Title", "Lead."]
+    assert slides.markdown_lines(cell) == slides.markdown_lines("## Title\n\nLead.\n\n")
+    assert aside_problems(cell) == []
+    assert aside_problems('<aside class="notes">\nx\n\n</aside>') == [
+        'no blank line inside <aside class="notes"> at 0'
+    ]
+    assert aside_problems('<aside class="notes">\n\nx') == ["an aside is not closed"]
+    assert "nested" in aside_problems('<aside class="notes">\n\n<aside class="notes">\n\n')[0]
 
 
 # --- the tooling itself, on small notebooks ---------------------------------------------
