@@ -97,8 +97,21 @@ MEASURE_JS = """
                     height: Math.round(bottom - top), width: Math.round(right - left)},
           scrollers,
           widgets: slide.querySelectorAll('.jupyter-widgets').length,
+          notes: slide.querySelectorAll('aside.notes').length,
+          notes_shown: [...slide.querySelectorAll('aside.notes')]
+            .filter(a => a.getClientRects().length > 0).length,
           text: slide.innerText.trim().slice(0, 60)};
 }
+"""
+
+
+# The student's view of a cell's speaker notes: an aside JupyterLab shows as prose, its
+# markdown rendered (paragraphs, code), not hidden and not raw text.
+LAB_NOTES_JS = """
+() => [...document.querySelectorAll('.jp-RenderedMarkdown aside.notes')].map(a => ({
+  shown: a.getClientRects().length > 0 && getComputedStyle(a).display !== 'none',
+  paragraphs: a.querySelectorAll('p, li').length,
+  raw: a.innerText.includes('](') || a.innerText.includes('`')}))
 """
 
 
@@ -166,6 +179,7 @@ def rise(browser, tmp_path_factory: pytest.TempPathFactory, measurements) -> Ite
                 state="attached", timeout=120_000
             )
             status.get_by_text("Idle").wait_for(timeout=30_000)
+            measurements["lab_notes"] = page.evaluate(LAB_NOTES_JS)
             # RISE starts at the selected cell: select the first one
             page.locator(".jp-Notebook .jp-Cell").first.click()
             page.keyboard.press("Escape")
@@ -241,6 +255,9 @@ def test_rise_shows_every_slide_within_1280x720(rise, expected, measurements) ->
     measurements["rise_slides"] = {"expected": len(expected), "visited": len(visited)}
     measurements["rise_overflow"] = problems
     assert visited == [s.label for s in expected]
+    assert sum(m["notes"] for m in per_slide.values()), "no speaker notes reached RISE"
+    shown = [label for label, m in per_slide.items() if m["notes_shown"]]
+    assert not shown, f"speaker notes shown on slides {shown}"
     unexpected = {k: v for k, v in problems.items() if k not in KNOWN_OVERFLOW}
     assert not unexpected, f"slides overflow 1280x720: {unexpected}"
     for label, reason in KNOWN_OVERFLOW.items():
@@ -248,6 +265,12 @@ def test_rise_shows_every_slide_within_1280x720(rise, expected, measurements) ->
         sideways = per_slide[label]["scrollers"]
         assert per_slide[label]["content"]["bottom"] <= VIEWPORT["height"], (label, reason)
         assert sideways and all(s["scrollHeight"] <= s["clientHeight"] for s in sideways)
+
+
+def test_speaker_notes_read_as_prose_in_jupyterlab(rise, measurements) -> None:
+    notes = measurements["lab_notes"]
+    assert notes, "JupyterLab rendered no speaker notes in notebook 08"
+    assert all(n["shown"] and n["paragraphs"] and not n["raw"] for n in notes), notes
 
 
 @pytest.fixture(scope="module")
