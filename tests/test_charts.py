@@ -1,10 +1,14 @@
 """The colours every chart shares: 03's funnel (code in its cell, run here since nbval does not
 compare images) draws each count in its stage's colour; and the font list is set in one place.
 The other charts one notebook draws (04's recency curves and bars, 05's bump chart) are code in
-that notebook's cells, compared by nbval."""
+that notebook's cells, compared by nbval. Every chart a notebook saves is sized for a slide:
+its smallest text, the course font, reaches 14 pt in the deck's figure box (issue 23)."""
 
 from __future__ import annotations
 
+import base64
+import re
+import struct
 from pathlib import Path
 
 import matplotlib
@@ -41,3 +45,53 @@ def test_the_font_family_list_is_set_in_one_place() -> None:
     assert matplotlib.rcParams["font.family"] == ["Some CJK Font", *CHART_FONTS]
     setup_notebook()
     assert matplotlib.rcParams["font.family"] == list(CHART_FONTS)
+
+
+# A deck shows each figure alone, scaled (aspect kept) into a 1200 x 560 px box of a 1280x720
+# slide; a PNG's labels are font.size pt at 100 dpi, so on the slide they are font.size * s pt.
+SLIDE_BOX = (1200, 560)
+SLIDE_LABEL_PT = 14.0
+SMALLER_FONT = re.compile(
+    r"\b(?:fontsize|labelsize|title_fontsize)\s*=\s*(?P<value>[\d.]+|[\"'][\w-]+[\"'])"
+)
+
+
+def saved_pngs() -> list[tuple[str, str, int, int]]:
+    found = []
+    for path in sorted(NOTEBOOK.parent.glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+                if png := output.get("data", {}).get("image/png"):
+                    width, height = struct.unpack(">II", base64.b64decode(png)[16:24])
+                    found.append((path.stem, cell.get("id"), width, height))
+    return found
+
+
+def test_every_saved_chart_has_slide_sized_labels() -> None:
+    setup_notebook()
+    font_pt = float(matplotlib.rcParams["font.size"])
+    pngs = saved_pngs()
+    assert len(pngs) >= 10  # the course's charts are there to be measured
+    small = {
+        (notebook, cell, width, height): round(font_pt * scale, 2)
+        for notebook, cell, width, height in pngs
+        if font_pt * (scale := min(SLIDE_BOX[0] / width, SLIDE_BOX[1] / height)) < SLIDE_LABEL_PT
+    }
+    assert small == {}
+
+
+def test_no_chart_text_is_set_smaller_than_the_course_font() -> None:
+    # the slide estimate above holds only if font.size is the smallest text of every chart
+    setup_notebook()
+    font_pt = float(matplotlib.rcParams["font.size"])
+    smaller = []
+    for path in sorted(NOTEBOOK.parent.glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            for match in SMALLER_FONT.finditer(cell.source):
+                value = match["value"].strip("\"'")
+                named = value in ("xx-small", "x-small", "small", "smaller")
+                if named or (value[0].isdigit() and float(value) < font_pt):
+                    smaller.append((path.stem, cell.get("id"), match[0]))
+    assert smaller == []

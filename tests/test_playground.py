@@ -252,6 +252,16 @@ def test_the_svg_chart_is_the_same_string_every_run(catalog) -> None:
     ET.fromstring(markup)  # well-formed: nothing the student types becomes markup
 
 
+def test_the_svg_chart_text_is_14_pt_on_a_slide(catalog) -> None:
+    # drawn at its width attribute over its viewBox width; 1 CSS px is 0.75 pt (issue 23)
+    for state in (DEFAULT_STATE, replace(DEFAULT_STATE, limit=10)):
+        root = ET.fromstring(pg.playground_svg(playground_view(state, catalog)))
+        ratio = float(root.get("width")) / float(root.get("viewBox").split()[2])
+        assert float(root.get("height")) / float(root.get("viewBox").split()[3]) >= ratio
+        sizes = [float(e.get("font-size")) for e in root.iter() if e.get("font-size")]
+        assert sizes and min(sizes) * ratio * 0.75 >= 14
+
+
 def test_the_svg_chart_draws_each_part_in_its_course_colour(catalog) -> None:
     # one colour per meaning, the same as every matplotlib chart of the course
     root = ET.fromstring(pg.playground_svg(playground_view(DEFAULT_STATE, catalog)))

@@ -42,7 +42,7 @@ def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
             "figure.figsize": (7.0, 3.6),
             "figure.dpi": 100,
             "savefig.dpi": 100,
-            "font.size": 10,
+            "font.size": 12,
             "axes.spines.top": False,
             "axes.spines.right": False,
             "svg.hashsalt": "memorylib",

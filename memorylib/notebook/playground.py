@@ -332,30 +332,32 @@ def context_html(view: PlaygroundView) -> str:
 
 
 def playground_svg(view: PlaygroundView) -> str:
-    """``svg.playground-chart``: the funnel, then each hit's stacked score (360 px for 1.0)."""
+    """``svg.playground-chart``: the funnel, then each hit's stacked score (360 px for 1.0).
+    Drawn at 4/3 of its 900-unit layout (1200 px wide, narrower if its column is): 15-unit text
+    is 20 px, 15 pt, on a 1280x720 slide."""
     height = max(120, 40 + 22 * len(view.hits))
     lexical, recency = COLOURS["lexical"], COLOURS["recency"]
     words = {part: say(f"playground.chart.{part}") for part in ("lexical", "recency")}
     parts = [
-        f'<svg class="playground-chart" xmlns="http://www.w3.org/2000/svg" width="900" '
-        f'height="{height}" viewBox="0 0 900 {height}" font-family="sans-serif" '
-        f'font-size="12"><text x="0" y="14" font-weight="bold">{say("playground.chart.funnel")}'
-        "</text>"
+        f'<svg class="playground-chart" xmlns="http://www.w3.org/2000/svg" width="1200" '
+        f'height="{-(-height * 4 // 3)}" viewBox="0 0 900 {height}" style="max-width:100%;'
+        f'height:auto" font-family="sans-serif" font-size="15">'
+        f'<text x="0" y="14" font-weight="bold">{say("playground.chart.funnel")}</text>'
     ]
     counts = [int(n) for n in view.funnel["records"]]
     for i, (stage, n) in enumerate(zip(view.funnel["stage"], counts, strict=True)):
         y, width = 28 + 26 * i, max(1.0, 170 * n / (max(counts) or 1)) if n else 0.0
         parts.append(
             f'<text x="0" y="{y + 14}">{html.escape(stage)}</text><rect class="funnel" '
-            f'data-stage="{html.escape(stage)}" data-records="{n}" x="80" y="{y}" '
+            f'data-stage="{html.escape(stage)}" data-records="{n}" x="90" y="{y}" '
             f'width="{width:.1f}" height="18" fill="{COLOURS[stage]}"/>'
-            f'<text x="{84 + width:.1f}" y="{y + 14}">{n:,}</text>'
+            f'<text x="{94 + width:.1f}" y="{y + 14}">{n:,}</text>'
         )
     scorer = "" if view.state.scorer == "coverage" else f" · {html.escape(view.state.scorer)}"
     parts.append(
         f'<text x="300" y="14" font-weight="bold">{say("playground.chart.scores")}{scorer}</text>'
     )
-    for x, part in ((560, "lexical"), (640, "recency")):  # the legend
+    for x, part in ((620, "lexical"), (710, "recency")):  # the legend
         parts.append(
             f'<rect x="{x}" y="4" width="10" height="10" fill="{COLOURS[part]}"/>'
             f'<text x="{x + 14}" y="14">{words[part]}</text>'
@@ -372,13 +374,13 @@ def playground_svg(view: PlaygroundView) -> str:
         left, right_part = scale * float(lex), scale * float(rec)
         memory_id = html.escape(str(row["memory_id"]))
         parts.append(
-            f'<g class="hit" data-memory-id="{memory_id}"><text x="300" y="{y + 13}" '
-            f'font-size="11">#{row["rank"]} {memory_id}</text>'
-            f'<rect class="lexical" x="500" y="{y}" width="{left:.1f}" height="16" '
+            f'<g class="hit" data-memory-id="{memory_id}"><text x="300" y="{y + 13}">'
+            f"#{row['rank']} {memory_id}</text>"
+            f'<rect class="lexical" x="480" y="{y}" width="{left:.1f}" height="16" '
             f'fill="{lexical}"><title>{words["lexical"]} {lex:.6f}</title></rect>'
-            f'<rect class="recency" x="{500 + left:.1f}" y="{y}" width="{right_part:.1f}" '
+            f'<rect class="recency" x="{480 + left:.1f}" y="{y}" width="{right_part:.1f}" '
             f'height="16" fill="{recency}"><title>{words["recency"]} {rec:.6f}</title></rect>'
-            f'<text x="{500 + left + right_part + 4:.1f}" y="{y + 13}" font-size="11">'
+            f'<text x="{480 + left + right_part + 4:.1f}" y="{y + 13}">'
             f"{float(row['total']):.3f}</text></g>"
         )
     return "".join([*parts, "</svg>"])
