@@ -397,7 +397,7 @@ CHECKERS = [
     ("buildit.ranking", "check_tie_order", (), {}),
     ("buildit.render", "check_render_predictions", (), {}),
     ("buildit.profile", "check_profile_predictions", (), {}),
-    ("buildit.capstone", "check_first_differences", (), {}),
+    ("buildit.capstone", "check_first_differences", ({},), {}),
     ("failure_views", "check_error_predictions", (), {}),
     ("retraction_views", "check_retraction_predictions", (), {}),
     ("playground", "check_isolation_query", (None,), {}),
