@@ -150,7 +150,7 @@ def test_no_broken_function_runs_before_the_exercise() -> None:
     nb = nbformat.read(ROOT / "notebooks" / "06c_capstone.ipynb", as_version=4)
     cut = next(i for i, c in enumerate(nb.cells) if "## Your turn" in c.source)
     before = "\n".join(c.source for c in nb.cells[:cut])
-    broken = [p.choices[slot].function.__name__ for p, slot in zip(BROKEN.values(), SLOTS.values())]
+    broken = [BROKEN[label].choices[slot].function.__name__ for label, slot in SLOTS.items()]
     assert len(broken) == 5 and "normalize_keeps_case" in broken
     for name in broken:
         assert name not in before
