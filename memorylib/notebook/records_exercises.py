@@ -143,10 +143,7 @@ SCOPE_EXERCISE = ex.FunctionExercise(
         st.text("abcdeXYZ.@-_ßΣσς会话İ ", min_size=1, max_size=12).filter(str.strip),
         st.sampled_from(("", " ", "\n")),
     ).map(ex.Call),
-    mistakes=tuple(
-        ex.Mistake(say(f"records_exercises.scope.{k}"), say(f"records_exercises.scope.{k}.hint"), v)
-        for k, v in _VARIANTS.items()
-    ),
+    mistakes=ex.mistakes("records_exercises.scope", _VARIANTS),
     generated=200,
     # a body that returns user_scope_for(...) (or a store's .user_scope) agrees by construction
     refuses=(memorylib.user_scope_for,),
