@@ -201,38 +201,6 @@ def grade_labels(
     return wrong(say("labels.wrong", wrong=len(lines), total=len(truth)), lines) if lines else None
 
 
-def check_predictions(
-    answer: object,
-    topic: str,
-    labels: Iterable[str],
-    truth: Callable[[], Mapping[str, Any]],
-    /,
-    *,
-    same: Callable[[object, Any], bool] = lambda given, expected: given == expected,
-    shown: Callable[[object], str] = repr,
-    hint: Callable[[str, object, Any], str] | None = None,
-    **right: Callable[[Mapping[str, Any]], object],
-) -> CheckResult:
-    """Every "predict each label" exercise: not answered until each of ``labels`` has a value,
-    then ``truth()`` (only then: it runs the calls), one line per wrong label with
-    ``hint(label, given, expected)`` or ``<topic>.hint.<label>``, else ``<topic>.right`` filled
-    with ``right``'s values of the truth; ``<topic>.described`` and ``.placeholder`` too."""
-    said = lambda key, **values: messages.say(f"{topic}.{key}", **values)  # noqa: E731
-
-    def judge(answer: object) -> CheckResult:
-        given = expect_labels(answer, labels, said("described"))
-        expected = truth()
-        hints = {
-            label: hint(label, given[label], value) if hint else said(f"hint.{label}")
-            for label, value in expected.items()
-        }
-        values = {name: value(expected) for name, value in right.items()}
-        mistakes = grade_labels(expected, given, hints, same=same, shown=shown)
-        return mistakes or CheckResult(Verdict.RIGHT, said("right", **values))
-
-    return check_value(answer, judge, placeholder=said("placeholder"))
-
-
 @dataclass(frozen=True)
 class Question:
     """A multiple-choice quiz question, its ``choices`` lettered "A", "B", ..."""

@@ -58,10 +58,16 @@ def check_error_predictions(answer: object) -> ex.CheckResult:
             return say("failure_views.specific", name=name, hint=hint)
         return hint
 
-    no_error = say("failure_views.no_error")
-    return ex.check_predictions(
-        answer, "failure_views", "ABCDEF", exercise_truth, hint=hint_for,
-        same=lambda given, expected: error_name(given) == expected,
-        shown=lambda given: no_error if error_name(given) is None else str(error_name(given)),
-        count=len, named=lambda truth: {k: v or no_error for k, v in truth.items()},
-    )  # fmt: skip
+    def judge(answer: object) -> ex.CheckResult:
+        given = ex.expect_labels(answer, "ABCDEF", say("failure_views.described"))
+        truth, no_error = exercise_truth(), say("failure_views.no_error")
+        named = {label: expected or no_error for label, expected in truth.items()}
+        return ex.grade_labels(
+            truth,
+            given,
+            {label: hint_for(label, given[label], truth[label]) for label in truth},
+            same=lambda given, expected: error_name(given) == expected,
+            shown=lambda given: no_error if error_name(given) is None else str(error_name(given)),
+        ) or ex.right(say("failure_views.right", count=len(truth), named=named))
+
+    return ex.check_value(answer, judge, placeholder=say("failure_views.placeholder"))

@@ -51,13 +51,20 @@ def check_append_predictions(answer: object) -> ex.CheckResult:
             return say("records_exercises.specific", name=said.__name__)
         return say(f"records_exercises.hint.{label}")
 
-    written, word = say("records_exercises.shown_written"), say("records_exercises.written")
-    return ex.check_predictions(
-        answer, "records_exercises", [*EXERCISE_APPENDS, "files"], exercise_truth, hint=hint_for,
-        same=lambda g, e: type(g) is int and g == e if isinstance(e, int) else _name(g) == e,
-        shown=lambda g: repr(_name(g)) if _name(g) is not None else written,
-        count=len, named=lambda truth: {k: word if v is None else v for k, v in truth.items()},
-    )  # fmt: skip
+    def judge(answer: object) -> ex.CheckResult:
+        truth, written = exercise_truth(), say("records_exercises.appends.shown_written")
+        given = ex.expect_labels(answer, truth, say("records_exercises.appends.described"))
+        word = say("records_exercises.appends.written")
+        named = {label: word if value is None else value for label, value in truth.items()}
+        return ex.grade_labels(
+            truth,
+            given,
+            {label: hint_for(label, given[label], truth[label]) for label in truth},
+            same=lambda g, e: type(g) is int and g == e if isinstance(e, int) else _name(g) == e,
+            shown=lambda g: repr(_name(g)) if _name(g) is not None else written,
+        ) or ex.right(say("records_exercises.appends.right", count=len(truth), named=named))
+
+    return ex.check_value(answer, judge, placeholder=say("records_exercises.appends.placeholder"))
 
 
 # B: a call at 18:10 on 15 July 2026 in UTC-7, imported by hand at 08:03 UTC; never shown before

@@ -7,6 +7,7 @@ from pathlib import Path
 from memorylib import MemorySource, RecallEngine, RemoteMemoryStore, seed_teaching_store
 from memorylib.errors import RemoteMemoryError
 from memorylib.notebook import exercises as ex
+from memorylib.notebook.messages import say
 from memorylib.timestamps import TEACHING_AS_OF
 
 # (target, retraction_id), retracted in this order on a fresh teaching store (profile-001 and
@@ -19,9 +20,6 @@ EXERCISE_STEPS = (
     ("conversation-002", "r-5"),
     ("conversation-006", "r-6"),
 )
-
-
-KEYS = ("lines", "returned", "profile", "searched", "retracted")  # the notebook's five questions
 
 
 def exercise_truth() -> dict[str, int | str | None]:
@@ -55,6 +53,11 @@ def check_retraction_predictions(answer: object) -> ex.CheckResult:
             given = None if given.strip().lower() == "none" else given.strip()
         return given == expected
 
-    return ex.check_predictions(
-        answer, "retraction_views", KEYS, exercise_truth, same=same, count=len, truth=dict
-    )
+    def judge(answer: object) -> ex.CheckResult:
+        truth = exercise_truth()  # its keys are the notebook's five questions
+        given = ex.expect_labels(answer, truth, say("retraction_views.described", keys=list(truth)))
+        hints = {key: say(f"retraction_views.hint.{key}") for key in truth}
+        right = say("retraction_views.right", count=len(truth), truth=truth)
+        return ex.grade_labels(truth, given, hints, same=same) or ex.right(right)
+
+    return ex.check_value(answer, judge, placeholder=say("retraction_views.placeholder"))

@@ -9,6 +9,7 @@ from memorylib.backends import SQLiteMemoryStore
 from memorylib.backends.migrate import migrate
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.common import NO_ERROR, error_name, typed_attempt
+from memorylib.notebook.messages import say
 from memorylib.records import MemorySource
 from memorylib.seed import seed_teaching_store
 from memorylib.store import RemoteMemoryStore
@@ -64,8 +65,12 @@ def _shown(given: object) -> str:
 def check_service_predictions(answer: object) -> ex.CheckResult:
     """``answer``: "A".."D" -> an error class, its name or None; "E" -> (rows, records)."""
 
-    named = lambda truth: {k: (NO_ERROR if v is None else v) for k, v in truth.items()}  # noqa: E731
-    return ex.check_predictions(
-        answer, "service_views", "ABCDE", service_exercise_truth, same=_same, shown=_shown,
-        n=len, named=named,
-    )  # fmt: skip
+    def judge(answer: object) -> ex.CheckResult:
+        given = ex.expect_labels(answer, "ABCDE", say("service_views.described"))
+        truth = service_exercise_truth()
+        hints = {label: say(f"service_views.hint.{label}") for label in truth}
+        mistakes = ex.grade_labels(truth, given, hints, same=_same, shown=_shown)
+        named = {k: (NO_ERROR if v is None else v) for k, v in truth.items()}
+        return mistakes or ex.right(say("service_views.right", n=len(truth), named=named))
+
+    return ex.check_value(answer, judge, placeholder=say("service_views.placeholder"))

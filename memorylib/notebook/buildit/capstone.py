@@ -30,15 +30,18 @@ def _stage(given: object) -> object:
 
 def check_first_differences(answer: object, broken: Mapping[str, Pipeline]) -> ex.CheckResult:
     """06c's check: ``answer`` maps each label of ``broken`` to its first differing stage."""
-    one_of = say("capstone.answer_one_of", answers=", ".join(map(repr, _ANSWERS)))
+    described = say("capstone.described")
 
-    def hint(label: str, given: object, expected: str) -> str:
-        return say(f"capstone.hint.{label}") if _stage(given) in _ANSWERS else one_of
+    def judge(answer: object) -> ex.CheckResult:
+        given = ex.expect_labels(answer, broken, described)
+        one_of = say("capstone.answer_one_of", answers=", ".join(map(repr, _ANSWERS)))
+        hints = {
+            label: say(f"capstone.hint.{label}") if _stage(value) in _ANSWERS else one_of
+            for label, value in given.items()
+        }
+        truth = first_difference_truth(broken)
+        mistakes = ex.grade_labels(truth, given, hints, same=lambda g, e: _stage(g) == e)
+        lucky = " and ".join(label for label, stage in truth.items() if stage == "none")
+        return mistakes or ex.right(say("capstone.right", total=len(truth), lucky=lucky))
 
-    def lucky(truth: Mapping[str, str]) -> str:
-        return " and ".join(label for label, stage in truth.items() if stage == "none")
-
-    return ex.check_predictions(
-        answer, "capstone", broken, lambda: first_difference_truth(broken), hint=hint,
-        same=lambda given, expected: _stage(given) == expected, total=len, lucky=lucky,
-    )  # fmt: skip
+    return ex.check_value(answer, judge, placeholder=described)

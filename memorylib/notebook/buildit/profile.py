@@ -1,5 +1,6 @@
 """Notebook 06b's "Your turn": which profile snapshot does a new session get?"""
 
+import operator
 from typing import Any
 
 from memorylib.interface import latest_profile_of, new_memory
@@ -54,14 +55,16 @@ def profile_exercise_truth() -> dict[str, str | None]:
     return truth
 
 
-def _tidy(given: object) -> object:  # " profile-9 " is 'profile-9', "None" is None
-    text = given.strip() if isinstance(given, str) else given
-    return None if isinstance(text, str) and text.lower() == "none" else text
-
-
 def check_profile_predictions(answer: object) -> ex.CheckResult:
     """06b's self-check: "A".."F" -> the injected memory_id or None; one hint per wrong label."""
-    return ex.check_predictions(
-        answer, "profile", PROFILE_SCENARIOS, profile_exercise_truth,
-        same=lambda given, expected: _tidy(given) == expected, shown=lambda g: repr(_tidy(g)),
-    )  # fmt: skip
+
+    def judge(answer: object) -> ex.CheckResult:
+        given = ex.expect_labels(answer, PROFILE_SCENARIOS, say("profile.described"))
+        given = {k: v.strip() if isinstance(v, str) else v for k, v in given.items()}
+        given |= {k: None for k, v in given.items() if isinstance(v, str) and v.lower() == "none"}
+        hints = {label: say(f"profile.hint.{label}") for label in PROFILE_SCENARIOS}
+        truth = profile_exercise_truth()
+        wrong = ex.grade_labels(truth, given, hints, same=operator.eq)
+        return wrong or ex.right(say("profile.right"))
+
+    return ex.check_value(answer, judge, placeholder=say("profile.placeholder"))
