@@ -384,9 +384,6 @@ def playground_svg(view: PlaygroundView) -> str:
     return "".join([*parts, "</svg>"])
 
 
-_LABELS = ("query", "dataset", "user", "limit", "as_of", "scorer", "lexical", "recency", "window")
-
-
 class PlaygroundApp:
     """ipywidgets inputs wired to ``playground_view`` (HTML outputs: an Output widget's routed
     messages can stall headless runs); every change redraws every output."""
@@ -432,8 +429,8 @@ class PlaygroundApp:
             "lexical_weight": self.lexical, "recency_weight": self.recency,
             "recency_window_days": self.window,
         }  # fmt: skip
-        for label, control in zip(_LABELS, self._controls.values(), strict=True):
-            control.description = say(f"playground.widget.{label}")
+        for field, control in self._controls.items():
+            control.description = say(f"playground.widget.{field}")
             control.observe(self._on_change, names="value")
         self._quietly(**{field: getattr(state, field) for field in self._controls})
         self.widget = w.VBox(
