@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import memorylib
 from memorylib.datasets import load_labelled_queries
 from memorylib.notebook import buildit
 from memorylib.notebook.buildit import capstone
@@ -23,27 +24,48 @@ ROOT = Path(__file__).resolve().parents[1]
 ANSWER = runpy.run_path(str(ROOT / "notebooks" / "solutions" / "06c_capstone.py"))["my_prediction"]
 
 
+def _cell(cell_id: str) -> nbformat.NotebookNode:
+    nb = nbformat.read(ROOT / "notebooks" / "06c_capstone.ipynb", as_version=4)
+    return next(c for c in nb.cells if c.id == cell_id)
+
+
+def _broken_cell() -> dict:
+    """The namespace of 06c's cell that defines the five broken functions and ``BROKEN``."""
+    namespace = {"buildit": buildit, **{n: getattr(memorylib, n) for n in memorylib.__all__}}
+    exec(_cell("nb06c-your-turn-code").source, namespace)
+    return namespace
+
+
+BROKEN = _broken_cell()["BROKEN"]
+SLOTS = {"A": "normalize_text", "B": "build_recall_candidates", "C": "score_recall_candidate"}
+SLOTS |= {"D": "stable_rank_recall_candidates", "E": "render_recall_context"}
+
+
+def check(answer: object) -> object:
+    return capstone.check_first_differences(answer, BROKEN)
+
+
 def test_each_broken_pipeline_replaces_one_slot_and_is_really_broken() -> None:
-    for label, (slot, _) in capstone.BROKEN.items():
-        pipeline = capstone.broken_pipeline(label)
-        assert pipeline.yours == (slot,), label
-    truth = capstone.first_difference_truth()
+    assert {label: pipeline.yours for label, pipeline in BROKEN.items()} == {
+        label: (slot,) for label, slot in SLOTS.items()
+    }
+    truth = capstone.first_difference_truth(BROKEN)
     assert truth == ANSWER
     # the two that agree on the chapter's example are caught by the corpus
     for label in [label for label, stage in truth.items() if stage == "none"]:
-        corpus = buildit.compare_on_corpus(capstone.broken_pipeline(label))
+        corpus = buildit.compare_on_corpus(BROKEN[label])
         assert not corpus.differences.empty, f"{label} is not broken on the corpus either"
 
 
 def test_the_checker_accepts_the_solution_in_any_accepted_spelling() -> None:
-    assert capstone.check_first_differences(ANSWER).is_right
+    assert check(ANSWER).is_right
     spelled = {**ANSWER, "A": " Normalize ", "D": None, "E": "NONE"}
-    assert capstone.check_first_differences(spelled).is_right
+    assert check(spelled).is_right
     ranked = {
         label: ("stable_rank" if stage == "stable rank" else stage)
         for label, stage in ANSWER.items()
     }
-    assert capstone.check_first_differences(ranked).is_right
+    assert check(ranked).is_right
 
 
 @pytest.mark.parametrize(
@@ -58,18 +80,13 @@ def test_the_checker_accepts_the_solution_in_any_accepted_spelling() -> None:
     ],
 )
 def test_the_checker_names_each_mistake(change: dict, fragment: str) -> None:
-    result = capstone.check_first_differences({**ANSWER, **change})
+    result = check({**ANSWER, **change})
     assert not result.is_right and fragment in str(result)
 
 
 def test_the_checker_placeholder() -> None:
-    assert str(capstone.check_first_differences(...)).startswith("⏳ Not answered yet")
-    assert "dict" in str(capstone.check_first_differences(["none"]))
-
-
-def _cell(cell_id: str) -> nbformat.NotebookNode:
-    nb = nbformat.read(ROOT / "notebooks" / "06c_capstone.ipynb", as_version=4)
-    return next(c for c in nb.cells if c.id == cell_id)
+    assert str(check(...)).startswith("⏳ Not answered yet")
+    assert "dict" in str(check(["none"]))
 
 
 def test_the_placeholder_and_its_message_name_no_stage_for_any_label() -> None:
@@ -79,16 +96,16 @@ def test_the_placeholder_and_its_message_name_no_stage_for_any_label() -> None:
     namespace: dict[str, object] = {}
     exec(source, namespace)
     template = namespace["my_prediction"]
-    assert template == dict.fromkeys(capstone.BROKEN, ...)
+    assert template == dict.fromkeys(BROKEN, ...)
     for answer in (template, ...):
-        message = str(capstone.check_first_differences(answer))
+        message = str(check(answer))
         assert message.startswith("⏳ Not answered yet"), message
         assert re.search(r"'[A-E]'\s*:", message) is None, message
 
 
 def _run_after_check_cell(answer: object) -> str:
-    namespace = {"buildit": buildit, "capstone": capstone}
-    namespace["checked"] = capstone.check_first_differences(answer)
+    namespace = {"buildit": buildit, "capstone": capstone, "BROKEN": BROKEN}
+    namespace["checked"] = check(answer)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(_cell("nb06c-after-check").source, namespace)
@@ -101,8 +118,8 @@ def test_the_cell_after_the_check_stays_closed_until_the_answer_is_right() -> No
         shown = _run_after_check_cell(answer)
         assert shown.startswith("Not shown yet") and "queries differ" not in shown
     shown = _run_after_check_cell(ANSWER).splitlines()
-    assert [line.split(":")[0] for line in shown] == list(capstone.BROKEN)
-    for label, line in zip(capstone.BROKEN, shown, strict=True):
+    assert [line.split(":")[0] for line in shown] == list(BROKEN)
+    for label, line in zip(BROKEN, shown, strict=True):
         # each broken pipeline, the lucky ones too, is caught by some labelled query
         assert not line.startswith(f"{label}: 0 of"), line
         assert f" of {len(load_labelled_queries())} queries differ" in line
@@ -133,6 +150,8 @@ def test_no_broken_function_runs_before_the_exercise() -> None:
     nb = nbformat.read(ROOT / "notebooks" / "06c_capstone.ipynb", as_version=4)
     cut = next(i for i, c in enumerate(nb.cells) if "## Your turn" in c.source)
     before = "\n".join(c.source for c in nb.cells[:cut])
-    for _, broken in capstone.BROKEN.values():
-        assert broken.__name__ not in before
-    assert "capstone.BROKEN" not in before and "broken_pipeline" not in before
+    broken = [BROKEN[label].choices[slot].function.__name__ for label, slot in SLOTS.items()]
+    assert len(broken) == 5 and "normalize_keeps_case" in broken
+    for name in broken:
+        assert name not in before
+    assert "BROKEN" not in before

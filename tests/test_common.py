@@ -14,7 +14,6 @@ from memorylib.notebook.common import (
     StyledTable,
     course_notebook,
     navigation_line,
-    style_frame,
     styled_table,
     typed_attempt,
 )
@@ -37,14 +36,14 @@ def test_a_bare_styler_stores_a_memory_address(frame: pd.DataFrame) -> None:
     # The problem StyledTable solves: the Styler's text/plain is its default repr.
     assert re.match(
         r"<pandas\.io\.formats\.style\.Styler at 0x",
-        formatted(style_frame(frame, uuid="t"))["text/plain"],
+        formatted(styled_table(frame, uuid="t").styler)["text/plain"],
     )
 
 
 def test_styled_table_keeps_the_html_and_adds_the_frame_as_text(frame: pd.DataFrame) -> None:
     table = styled_table(frame, uuid="t-table", gradient="total")
     data = formatted(table)
-    assert data["text/html"] == style_frame(frame, uuid="t-table", gradient="total").to_html()
+    assert data["text/html"] == table.styler.to_html()
     assert 'id="T_t-table"' in data["text/html"] and "&lt;b&gt;" in data["text/html"]
     text = data["text/plain"]
     assert "Styler" not in text and "0x" not in text

@@ -52,8 +52,8 @@ def test_an_unknown_language_is_refused_and_english_is_the_default() -> None:
 
 def _keys_used() -> tuple[set[str], set[str]]:
     """Literal keys of every ``say("topic.key")`` in the notebook layer, and the literal
-    prefixes of ``say(f"topic.prefix{...}")``. The engine's own ``say`` (in exercises.py, and
-    ``ex.say`` elsewhere) prefixes ``engine.``."""
+    prefixes of ``say(f"topic.prefix{...}")`` and ``ex.named``/``ex.mistakes``. The engine's
+    own ``say`` (in exercises.py, and ``ex.say`` elsewhere) prefixes ``engine.``."""
     literal: set[str] = set()
     prefixes: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
@@ -65,6 +65,8 @@ def _keys_used() -> tuple[set[str], set[str]]:
             if engine or call == "ex.say":
                 key = f"engine.{key}"
             (prefixes if fmt and brace else literal).add(key)
+        # ex.named("topic.prefix", ...) and ex.mistakes(...) say "topic.prefix.<key>"
+        prefixes |= {f"{p}." for p in re.findall(r'ex\.(?:named|mistakes)\(\s*"([\w.]+)"', source)}
     return literal, prefixes
 
 

@@ -59,14 +59,6 @@ def pipeline_banner(stage: str) -> str:
     return " -> ".join(f"[{s}]" if s == stage else s for s in PIPELINE)
 
 
-def style_frame(frame: Any, uuid: str, *, precision: int = 6, gradient: str | None = None) -> Any:
-    """A Styler with a FIXED id (a random one changes every run), HTML-escaped, index hidden."""
-    styler = frame.style.set_uuid(uuid).format(precision=precision, escape="html")
-    if gradient is not None and gradient in frame.columns and len(frame):
-        styler = styler.bar(subset=[gradient], color="#9ecae1", vmin=0)
-    return styler.hide(axis="index")
-
-
 class StyledTable:
     """A Styler's HTML, with its frame as ``text/plain`` (a bare Styler's is its address)."""
 
@@ -95,8 +87,12 @@ class StyledTable:
 def styled_table(
     frame: Any, uuid: str, *, precision: int = 6, gradient: str | None = None
 ) -> StyledTable:
-    """``style_frame(...)`` with a readable text form: what a notebook cell shows."""
-    return StyledTable(style_frame(frame, uuid, precision=precision, gradient=gradient))
+    """A Styler with a FIXED id (a random one changes every run), HTML-escaped, index hidden,
+    ``gradient`` a bar column; with a readable text form: what a notebook cell shows."""
+    styler = frame.style.set_uuid(uuid).format(precision=precision, escape="html")
+    if gradient is not None and gradient in frame.columns and len(frame):
+        styler = styler.bar(subset=[gradient], color="#9ecae1", vmin=0)
+    return StyledTable(styler.hide(axis="index"))
 
 
 def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:

@@ -203,11 +203,11 @@ def grade_labels(
 
 @dataclass(frozen=True)
 class Question:
-    """A quiz question: multiple choice ("A", "B", ...) with ``choices``, else short answer."""
+    """A multiple-choice quiz question, its ``choices`` lettered "A", "B", ..."""
 
     prompt: str
     accepted: tuple[str, ...]
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...]
     hint: str = ""
     hints: Mapping[str, str] = field(default_factory=dict)
     why: str = ""
@@ -222,18 +222,18 @@ class Question:
 
     def check(self, answer: object) -> CheckResult:
         labels = ", ".join(self.labels)
-        if answer is Ellipsis or answer is None:
-            return not_answered(say("quiz.choose", choices=labels) if labels else say("quiz.write"))
-        if not isinstance(answer, str):
-            return wrong(say("type", described=say("quiz.str"), kind=type(answer).__name__))
-        given, accepted = normalize_text(answer), {normalize_text(a) for a in self.accepted}
-        if self.choices:
-            given, accepted = given.upper(), {label.upper() for label in self.accepted}
-            if given not in self.labels:
+
+        def judge(answer: str) -> CheckResult:
+            if (given := normalize_text(answer).upper()) not in self.labels:
                 return wrong(say("quiz.unknown", given=repr(answer), choices=labels))
-        if given in accepted:
-            return right(say("quiz.right", why=self.why))
-        return wrong(say("quiz.wrong", hint=self.hints.get(given, self.hint)))
+            if given in {label.upper() for label in self.accepted}:
+                return right(say("quiz.right", why=self.why))
+            return wrong(say("quiz.wrong", hint=self.hints.get(given, self.hint)))
+
+        placeholder = say("quiz.one_of", choices=labels)
+        return check_value(
+            answer, judge, placeholder=placeholder, kind=str, described=say("quiz.str")
+        )
 
 
 class Call:
@@ -269,6 +269,20 @@ class Mistake:
     name: str
     hint: str
     variant: Callable[..., Any]
+
+
+def named(prefix: str, examples: Mapping[str, Any]) -> tuple[Named, ...]:
+    """Worked examples named ``prefix.<key>``: key -> the argument (a tuple: the arguments)."""
+    calls = {key: a if isinstance(a, tuple) else (a,) for key, a in examples.items()}
+    return tuple(Named(messages.say(f"{prefix}.{key}"), Call(*a)) for key, a in calls.items())
+
+
+def mistakes(prefix: str, variants: Mapping[str, Callable[..., Any]]) -> tuple[Mistake, ...]:
+    """Mistakes named ``prefix.<key>``, hinted ``prefix.<key>.hint``, run as ``variants[key]``."""
+    said = messages.say
+    return tuple(
+        Mistake(said(f"{prefix}.{k}"), said(f"{prefix}.{k}.hint"), v) for k, v in variants.items()
+    )
 
 
 class Malformed(Exception):

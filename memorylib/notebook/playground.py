@@ -386,9 +386,6 @@ def playground_svg(view: PlaygroundView) -> str:
     return "".join([*parts, "</svg>"])
 
 
-_LABELS = ("query", "dataset", "user", "limit", "as_of", "scorer", "lexical", "recency", "window")
-
-
 class PlaygroundApp:
     """ipywidgets inputs wired to ``playground_view`` (HTML outputs: an Output widget's routed
     messages can stall headless runs); every change redraws every output."""
@@ -434,8 +431,8 @@ class PlaygroundApp:
             "lexical_weight": self.lexical, "recency_weight": self.recency,
             "recency_window_days": self.window,
         }  # fmt: skip
-        for label, control in zip(_LABELS, self._controls.values(), strict=True):
-            control.description = say(f"playground.widget.{label}")
+        for field, control in self._controls.items():
+            control.description = say(f"playground.widget.{field}")
             control.observe(self._on_change, names="value")
         self._quietly(**{field: getattr(state, field) for field in self._controls})
         self.widget = w.VBox(
@@ -648,19 +645,11 @@ def shown_before(memory_id: str) -> str:
 
 def printed_records(catalog: PlaygroundCatalog) -> tuple[StoredMemory, ...]:
     """The records of ``PRINTED_HITS`` as the notebook shows them, then ``SHOWN_BEFORE``'s."""
-    found: dict[str, StoredMemory] = {}
-    for query, users in PRINTED_HITS:
-        for user in users:
-            stored = {record.memory_id: record for record in catalog.records("course", user)}
-            view = playground_view(replace(DEFAULT_STATE, query=query, user=user), catalog)
-            for memory_id in view.hit_ids:
-                found.setdefault(memory_id, stored[memory_id])
+    states = [replace(DEFAULT_STATE, query=q, user=u) for q, users in PRINTED_HITS for u in users]
+    hits = [memory_id for state in states for memory_id in playground_view(state, catalog).hit_ids]
+    stored = {r.memory_id: r for user in COURSE_USERS for r in catalog.records("course", user)}
     wanted = {memory_id for shown in SHOWN_BEFORE.values() for memory_id in shown}
-    for user in COURSE_USERS:
-        for record in catalog.records("course", user):
-            if record.memory_id in wanted:
-                found.setdefault(record.memory_id, record)
-    return tuple(found.values())
+    return tuple(stored[m] for m in dict.fromkeys([*hits, *(m for m in stored if m in wanted)]))
 
 
 def printed_words(catalog: PlaygroundCatalog) -> dict[str, str]:

@@ -21,7 +21,7 @@ BREAKDOWN_FIELDS = (  # what the check compares, in this order
     *("recency", "lexical_weight", "recency_weight", "recency_window_days"),
     *("lexical_contribution", "recency_contribution", "total"),
 )
-_MISTAKES = (  # catalogue order; each key's name and hint are mistake.<key> and hint.<key>
+_MISTAKES = (  # catalogue order; each key's name and hint are mistake.<key> and .<key>.hint
     *("unnamed", "share", "plain", "undivided", "per_term", "chapter"),
     *("window", "unreported", "unweighted"),
 )
@@ -118,11 +118,6 @@ def _mei(text: str, memory_id: str) -> ex.Named:
     return ex.Named(name, _call(text, COURSE_USERS[0], COURSE_AS_OF, memory_id))
 
 
-def _mistake(key: str) -> ex.Mistake:
-    name, hint = say(f"ranker_exercises.mistake.{key}"), say(f"ranker_exercises.hint.{key}")
-    return ex.Mistake(name, hint, _idf_scorer(key))
-
-
 MY_SCORE = ex.FunctionExercise(
     function="my_score",
     reference=_idf_scorer(),
@@ -135,7 +130,7 @@ MY_SCORE = ex.FunctionExercise(
     read=_read,
     show=lambda fields: ", ".join(f"{k} {v!r}" for k, v in fields.items() if k != "matched_terms"),
     show_call=_show_call,
-    mistakes=tuple(map(_mistake, _MISTAKES)),
+    mistakes=ex.mistakes("ranker_exercises.mistake", {k: _idf_scorer(k) for k in _MISTAKES}),
     refuses=(evidence,),  # the library's idf share: calling it is no answer
     generated=40,  # each case runs the candidate stage over a user's records
 )

@@ -96,12 +96,11 @@ def check_built_record(answer: object, store: RemoteMemoryStore | None = None) -
             return ex.wrong(say("records_exercises.record.unreadable", store=store, error=error))
         if record not in stored:
             return ex.wrong(say("records_exercises.record.not_stored", record=record, store=store))
-        source, kind = record.source, record.kind.value
-        given = (source.source_id, source.source_type, source.captured_at, record.stored_at)
-        problems = (
-            [] if kind == "conversation" else [say("records_exercises.record.kind", kind=kind)]
-        )
-        for (field, expected), value in zip(BUILT_RECORD.items(), given, strict=True):
+        kind, problems = record.kind.value, []
+        if kind != "conversation":
+            problems.append(say("records_exercises.record.kind", kind=kind))
+        for field, expected in BUILT_RECORD.items():
+            value = getattr(record if field == "stored_at" else record.source, field)
             if value != expected:
                 hint = say(f"records_exercises.field.{_KNOWN.get((field, value), field)}")
                 text = repr(value) if field.startswith("source_") else value
@@ -143,10 +142,7 @@ SCOPE_EXERCISE = ex.FunctionExercise(
         st.text("abcdeXYZ.@-_ßΣσς会话İ ", min_size=1, max_size=12).filter(str.strip),
         st.sampled_from(("", " ", "\n")),
     ).map(ex.Call),
-    mistakes=tuple(
-        ex.Mistake(say(f"records_exercises.scope.{k}"), say(f"records_exercises.scope.{k}.hint"), v)
-        for k, v in _VARIANTS.items()
-    ),
+    mistakes=ex.mistakes("records_exercises.scope", _VARIANTS),
     generated=200,
     # a body that returns user_scope_for(...) (or a store's .user_scope) agrees by construction
     refuses=(memorylib.user_scope_for,),

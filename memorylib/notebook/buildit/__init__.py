@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from memorylib.notebook.buildit.candidates import BUILD_RECALL_CANDIDATES
-from memorylib.notebook.buildit.normalize import EXTRACT_TERMS, NORMALIZE_TEXT
 from memorylib.notebook.buildit.pipeline import (
     SLOTS,
     Pipeline,
@@ -13,10 +11,8 @@ from memorylib.notebook.buildit.pipeline import (
     load_buildit_cells,
     run_alone,
 )
-from memorylib.notebook.buildit.ranking import ALONE_HINT, STABLE_RANK_RECALL_CANDIDATES
+from memorylib.notebook.buildit.ranking import ALONE_HINT
 from memorylib.notebook.buildit.reference import ReferenceSource, reference_source
-from memorylib.notebook.buildit.render import RENDER_RECALL_CONTEXT
-from memorylib.notebook.buildit.scoring import SCORE_RECALL_CANDIDATE
 from memorylib.notebook.exercises import CheckResult, Verdict, check_function, wrong
 from memorylib.notebook.messages import say
 
@@ -26,17 +22,14 @@ __all__ = [  # what the notebooks, the playground and the tests use
     "load_buildit_cells", "reference_source",
 ]  # fmt: skip
 
-_STAGES = (NORMALIZE_TEXT, EXTRACT_TERMS, BUILD_RECALL_CANDIDATES, SCORE_RECALL_CANDIDATE)
-EXERCISES = {
-    e.function: e for e in (*_STAGES, STABLE_RANK_RECALL_CANDIDATES, RENDER_RECALL_CONTEXT)
-}
+EXERCISES = {slot.name: slot.exercise for slot in SLOTS}  # by the contract's name
 
 
 def check_normalize(normalize_text: object, extract_terms: object) -> CheckResult:
     """Both functions: the first wrong one is reported, then one not written yet."""
     results = (
-        check_function(NORMALIZE_TEXT, normalize_text),
-        check_function(EXTRACT_TERMS, extract_terms),
+        check_function(EXERCISES["normalize_text"], normalize_text),
+        check_function(EXERCISES["extract_terms"], extract_terms),
     )
     for verdict in (Verdict.WRONG, Verdict.NOT_ANSWERED):
         if found := [result for result in results if result.verdict is verdict]:
@@ -44,9 +37,9 @@ def check_normalize(normalize_text: object, extract_terms: object) -> CheckResul
     return CheckResult(Verdict.RIGHT, results[0].message, (results[1].message,))
 
 
-check_candidates = partial(check_function, BUILD_RECALL_CANDIDATES)
-check_scoring = partial(check_function, SCORE_RECALL_CANDIDATE)
-check_render = partial(check_function, RENDER_RECALL_CONTEXT)
+check_candidates = partial(check_function, EXERCISES["build_recall_candidates"])
+check_scoring = partial(check_function, EXERCISES["score_recall_candidate"])
+check_render = partial(check_function, EXERCISES["render_recall_context"])
 
 
 def check_ranking(stable_rank_recall_candidates: object) -> CheckResult:
@@ -55,4 +48,4 @@ def check_ranking(stable_rank_recall_candidates: object) -> CheckResult:
     if problem is not None:
         return wrong(say("buildit.alone", problem=problem, hint=ALONE_HINT))
     name = getattr(stable_rank_recall_candidates, "__name__", None)
-    return check_function(STABLE_RANK_RECALL_CANDIDATES, alone, name=name)
+    return check_function(EXERCISES["stable_rank_recall_candidates"], alone, name=name)

@@ -16,7 +16,6 @@ from memorylib.errors import RemoteMemoryError, RemoteMemoryScopeError
 from memorylib.interface import user_scope_for
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.buildit.normalize import mistakes, named
 from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, normalize_recall_query, normalize_text
 from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
@@ -169,16 +168,14 @@ _EXAMPLES = {  # the calls: (query, records)
 BUILD_RECALL_CANDIDATES = ex.FunctionExercise(
     function="build_recall_candidates",
     reference=build_recall_candidates,
-    examples=named(lambda key: say(f"candidates.example.{key}"), _EXAMPLES),
+    examples=ex.named("candidates.example", _EXAMPLES),
     cases=_calls(),
     read=_read,
     show=_show,
     show_call=_show_call,
     refuses=(build_recall_candidates,),
     error_hints=(("required positional argument", say("candidates.error.arguments")),),
-    mistakes=mistakes(
-        lambda k: say(f"candidates.mistake.{k}"), {k: _mistaken(k) for k in MISTAKES}
-    ),
+    mistakes=ex.mistakes("candidates.mistake", {k: _mistaken(k) for k in MISTAKES}),
 )
 
 QUIET_QUESTION = "how did we make the lock file work on windows"  # the "Your turn"'s

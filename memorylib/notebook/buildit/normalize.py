@@ -6,7 +6,6 @@ import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
@@ -15,20 +14,6 @@ from memorylib.checks import fold_whitespace
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.messages import say
 from memorylib.query import extract_terms, is_cjk, is_word_char, normalize_text, term_occurrences
-
-_Said = Callable[[str], str]
-
-
-def named(said: _Said, examples: Mapping[str, Any]) -> tuple[ex.Named, ...]:
-    """Worked examples named ``said(key)``: key -> the argument (a tuple: the arguments)."""
-    calls = {key: a if isinstance(a, tuple) else (a,) for key, a in examples.items()}
-    return tuple(ex.Named(said(key), ex.Call(*arguments)) for key, arguments in calls.items())
-
-
-def mistakes(said: _Said, variants: Mapping[str, Callable[..., Any]]) -> tuple[ex.Mistake, ...]:
-    """Mistakes named ``said(key)``, hinted ``said(key + ".hint")``, run as ``variants[key]``."""
-    return tuple(ex.Mistake(said(key), said(f"{key}.hint"), v) for key, v in variants.items())
-
 
 # every kind of character the contract folds, the simplest first (hypothesis shrinks towards
 # them); ǰ casefolds to a text that is not NFKC; the last two become CJK under NFKC
@@ -50,12 +35,12 @@ _TEXTS = {
 NORMALIZE_TEXT = ex.FunctionExercise(
     function="normalize_text",
     reference=normalize_text,
-    examples=named(lambda key: say(f"normalize.example.{key}"), _TEXTS),
+    examples=ex.named("normalize.example", _TEXTS),
     cases=TEXTS.map(ex.Call),
     read=_a_str,
     refuses=(normalize_text,),
-    mistakes=mistakes(
-        lambda key: say(f"normalize.mistake.{key}"),
+    mistakes=ex.mistakes(
+        "normalize.mistake",
         {
             "nfkc": lambda t: fold_whitespace(t.casefold()),
             "lower": lambda t: fold_whitespace(_nfkc(_nfkc(t).lower())),
@@ -100,12 +85,12 @@ _NORMALIZED = {
 EXTRACT_TERMS = ex.FunctionExercise(
     function="extract_terms",
     reference=extract_terms,
-    examples=named(lambda key: say(f"normalize.terms.example.{key}"), _NORMALIZED),
+    examples=ex.named("normalize.terms.example", _NORMALIZED),
     cases=TEXTS.map(normalize_text).map(ex.Call),
     read=_a_tuple,
     refuses=(extract_terms,),
-    mistakes=mistakes(
-        lambda key: say(f"normalize.terms.mistake.{key}"),
+    mistakes=ex.mistakes(
+        "normalize.terms.mistake",
         {
             "repeats": lambda t: tuple(sorted(term_occurrences(t))),
             "unsorted": lambda t: tuple(dict.fromkeys(term_occurrences(t))),

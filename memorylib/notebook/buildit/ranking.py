@@ -14,7 +14,6 @@ from memorylib.datasets import COURSE_AS_OF
 from memorylib.interface import new_memory, user_scope_for
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.buildit.normalize import mistakes
 from memorylib.notebook.messages import say
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import hit_from, rank_key, stable_rank_recall_candidates
@@ -111,7 +110,7 @@ def _variant(
     return rank
 
 
-MISTAKES = mistakes(lambda key: say(f"ranking.mistake.{key}"), {
+MISTAKES = ex.mistakes("ranking.mistake", {
     "storage": _variant("-total"), "two_keys": _variant("-total +id"),
     "no_coverage": _variant("-total -time +id"),
     "time_asc": _variant("-total -coverage +time +id"),

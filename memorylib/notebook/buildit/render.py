@@ -12,7 +12,6 @@ from memorylib.errors import RemoteMemoryError
 from memorylib.interface import new_memory
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.buildit.normalize import mistakes, named
 from memorylib.notebook.messages import say
 from memorylib.pipeline import recall_pipeline
 from memorylib.records import MemoryKind, MemorySource, RecallResult
@@ -153,12 +152,12 @@ _EXAMPLES = {
 RENDER_RECALL_CONTEXT = ex.FunctionExercise(
     function="render_recall_context",
     reference=render_recall_context,
-    examples=named(lambda key: say(f"render.example.{key}"), _EXAMPLES),
+    examples=ex.named("render.example", _EXAMPLES),
     cases=_calls(),
     read=_read,
     show=lambda rendered: rendered.text or say("render.empty"),
     show_call=_show_call,
-    mistakes=mistakes(lambda key: say(f"render.mistake.{key}"), VARIANTS),
+    mistakes=ex.mistakes("render.mistake", VARIANTS),
     refuses=(render_recall_context,),
     error_hints=(("Unknown format code 'f' for object of type 'str'", say("render.error.format")),),
 )

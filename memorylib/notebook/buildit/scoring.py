@@ -18,7 +18,6 @@ from memorylib.errors import RemoteMemoryValidationError
 from memorylib.interface import new_memory
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.buildit.normalize import mistakes
 from memorylib.notebook.messages import say
 from memorylib.pipeline import recall_pipeline
 from memorylib.query import normalize_recall_query, normalize_text
@@ -127,7 +126,7 @@ def _variant(
     return score
 
 
-MISTAKES = mistakes(lambda key: say(f"scoring.mistake.{key}"), {
+MISTAKES = ex.mistakes("scoring.mistake", {
     "exp": _variant("exp"), "half_life": _variant("half-life"), "window": _variant("no-window"),
     "clamp": _variant(clamp=False), "whole_days": _variant(whole_days=True),
     "stored": _variant(stored=True), "coverage_record": _variant(coverage="record"),
