@@ -1,7 +1,7 @@
 """The check-your-understanding quiz at the end of every notebook (memorylib/notebook/quiz.py):
 its answer key agrees with instructors/quiz_answers.md, every notebook ends with
-its quiz committed unanswered, and the engine accepts each right letter and refuses each wrong
-one with that choice's hint."""
+its quiz committed unanswered (then its recap and navigation), and the engine accepts each
+right letter and refuses each wrong one with that choice's hint."""
 
 from __future__ import annotations
 
@@ -134,10 +134,11 @@ def test_the_notebook_ends_with_its_quiz_committed_unanswered(number: str) -> No
     heading = next(
         i for i, c in enumerate(nb.cells) if c.source.startswith("## Check your understanding")
     )
-    recap, shown, check, closing = (
-        nb.cells[i] for i in (heading - 1, heading + 1, heading + 2, -1)
+    # the quiz comes before the recap, which would otherwise answer it
+    shown, check, recap, closing = (
+        nb.cells[i] for i in (heading + 1, heading + 2, heading + 3, -1)
     )
-    assert "## Recap" in recap.source and heading + 3 == len(nb.cells) - 1
+    assert "## Recap" in recap.source and heading + 4 == len(nb.cells) - 1
     assert closing.source.splitlines()[-1] == navigation_line(STEMS[number])
     assert f'quiz("{number}")' in shown.source and cell_output(shown).strip() == quiz(number)
     assert f'check_quiz("{number}", my_quiz)' in check.source
