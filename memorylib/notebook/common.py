@@ -76,10 +76,7 @@ class StyledTable:
     def _repr_html_(self) -> str:
         return self.styler.to_html()
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
-        printer.text(self.text)
-
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # IPython's text/plain
         return self.text
 
 

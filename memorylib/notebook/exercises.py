@@ -98,11 +98,8 @@ class CheckResult:
             ]
         return "\n  ".join(lines)
 
-    def __str__(self) -> str:
+    def __repr__(self) -> str:  # print's and IPython's text/plain
         return self.text
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
-        printer.text(self.text)
 
     def _repr_html_(self) -> str:
         colour, esc = _COLOURS[self.verdict], html.escape  # an answer may contain markup

@@ -174,10 +174,6 @@ class PlaygroundView:
     policy: ScoringPolicy | None = None
 
     @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
     def hit_ids(self) -> list[str]:
         return [] if self.result is None else [hit.memory_id for hit in self.result.hits]
 
@@ -390,16 +386,10 @@ class PlaygroundApp:
     """ipywidgets inputs wired to ``playground_view`` (HTML outputs: an Output widget's routed
     messages can stall headless runs); every change redraws every output."""
 
-    def __init__(
-        self,
-        catalog: PlaygroundCatalog,
-        state: PlaygroundState = DEFAULT_STATE,
-        *,
-        view: Callable[[PlaygroundState, PlaygroundCatalog], PlaygroundView] = playground_view,
-    ) -> None:
+    def __init__(self, catalog: PlaygroundCatalog, state: PlaygroundState = DEFAULT_STATE) -> None:
         import ipywidgets as w
 
-        self.catalog, self.view_model, self.state = catalog, view, state
+        self.catalog, self.state = catalog, state
         self.view: PlaygroundView | None = None
         self.timings: dict[str, float] = {}
         self.after_refresh: list[Callable[[PlaygroundApp], None]] = []  # use_pipeline's panel
@@ -500,7 +490,7 @@ class PlaygroundApp:
         try:
             self.catalog.engine(state.dataset, state.user)  # builds it now if needed
             start = time.perf_counter()
-            view = self.view_model(state, self.catalog)
+            view = playground_view(state, self.catalog)
             middle = time.perf_counter()
             css = "playground-summary" + (" playground-error" if view.error else "")
             summary = html.escape(summary_text(view))
