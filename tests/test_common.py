@@ -8,15 +8,9 @@ import pandas as pd
 import pytest
 
 from memorylib import RemoteMemoryValidationError
-from memorylib.notebook.common import (
-    COURSE,
-    NO_ERROR,
-    StyledTable,
-    course_notebook,
-    navigation_line,
-    styled_table,
-    typed_attempt,
-)
+from memorylib.notebook.common import NO_ERROR, StyledTable, styled_table, typed_attempt
+
+from .course import COURSE, course_notebook, navigation_line
 
 
 @pytest.fixture

@@ -24,7 +24,6 @@ from memorylib.notebook.exercises import (
     FunctionExercise,
     Malformed,
     Mistake,
-    Named,
     Question,
     Verdict,
     check_function,
@@ -75,7 +74,7 @@ def test_a_mistake_caught_on_a_worked_example_prints_its_hint_and_the_call() -> 
     double = FunctionExercise(
         "double",
         lambda n: 2 * n,
-        examples=(Named("two doubled", Call(2)),),
+        examples={"two doubled": Call(2)},
         cases=st.integers(-5, 5).map(Call),
         mistakes=(Mistake("adds one", "Multiply by 2.", lambda n: n + 1),),
     )
@@ -181,7 +180,7 @@ def test_one_unit_in_the_sixth_place_agrees_and_two_do_not() -> None:
 SQUARE = FunctionExercise(
     function="square",
     reference=lambda n: n * n,
-    examples=(Named("three squared", Call(3)), Named("zero", Call(0))),
+    examples={"three squared": Call(3), "zero": Call(0)},
     cases=st.integers(-50, 50).map(Call),
     mistakes=(
         Mistake("doubles", "Multiply the number by itself, not by 2.", lambda n: 2 * n),
@@ -229,7 +228,7 @@ def _square_of_sum(numbers: list[int]) -> int:
 REFUSING = FunctionExercise(
     function="square",
     reference=_square,
-    examples=(Named("three squared", Call(3)),),
+    examples={"three squared": Call(3)},
     cases=st.integers(-50, 50).map(Call),
     refuses=(_square,),
 )
@@ -347,9 +346,7 @@ def test_a_contract_that_raises_must_be_matched() -> None:
             raise ValueError("negative")
         return round(n**0.5)
 
-    root = FunctionExercise(
-        "root", positive_root, (Named("four", Call(4)),), st.integers(-3, 9).map(Call)
-    )
+    root = FunctionExercise("root", positive_root, {"four": Call(4)}, st.integers(-3, 9).map(Call))
     assert check_function(root, positive_root).is_right
     lenient = check_function(root, lambda n: round(abs(n) ** 0.5), name="lenient")
     assert lenient.message.startswith("Not yet — the contract rejects this input with ValueError")

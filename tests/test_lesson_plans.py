@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from memorylib.notebook.common import COURSE
+from .course import COURSE
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

@@ -51,12 +51,12 @@ def test_an_unknown_language_is_refused_and_english_is_the_default() -> None:
 
 
 def _keys_used() -> tuple[set[str], set[str]]:
-    """Literal keys of every ``say("topic.key")`` in the notebook layer, and the literal
-    prefixes of ``say(f"topic.prefix{...}")`` and ``ex.named``/``ex.mistakes``. The engine's
-    own ``say`` (in exercises.py, and ``ex.say`` elsewhere) prefixes ``engine.``."""
+    """Literal keys of every ``say("topic.key")`` in the notebook layer and tests/course.py,
+    and the literal prefixes of ``say(f"topic.prefix{...}")`` and ``ex.named``/``ex.mistakes``.
+    The engine's own ``say`` (in exercises.py, and ``ex.say`` elsewhere) prefixes ``engine.``."""
     literal: set[str] = set()
     prefixes: set[str] = set()
-    for path in PACKAGE.rglob("*.py"):
+    for path in [*PACKAGE.rglob("*.py"), Path(__file__).with_name("course.py")]:
         if path.name == "messages.py":
             continue
         source = path.read_text(encoding="utf-8")

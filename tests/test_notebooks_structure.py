@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from memorylib.notebook.common import COURSE, course_notebook, navigation_line
+from .course import COURSE, course_notebook, navigation_line
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = [notebook.stem for notebook in COURSE]  # the course order, in one place

@@ -87,7 +87,7 @@ def cells(markup: str, css: str = "memory-id") -> Cells:
 
 def test_the_default_state_matches_the_engine_run_directly(catalog, tmp_path) -> None:
     view = playground_view(DEFAULT_STATE, catalog)
-    assert view.ok and view.error is None
+    assert view.error is None
     expected = RecallEngine(build_course_store(tmp_path, MEI)).recall(
         DEFAULT_STATE.query, limit=5, as_of=COURSE_AS_OF, query_id=DEFAULT_STATE.query_id
     )
@@ -136,7 +136,7 @@ def test_the_view_is_pure_and_recall_leaves_the_store_unchanged(catalog) -> None
 )
 def test_a_rejection_is_a_typed_message_not_an_exception(catalog, change, message) -> None:
     view = playground_view(replace(DEFAULT_STATE, **change), catalog)
-    assert not view.ok
+    assert view.error is not None
     assert view.error.startswith("RemoteMemoryValidationError: ")
     assert message in view.error
     assert view.hits.empty and list(view.funnel["records"]) == [0, 0, 0]
@@ -146,7 +146,7 @@ def test_a_rejection_is_a_typed_message_not_an_exception(catalog, change, messag
 
 def test_no_match_is_an_explained_empty_result(catalog) -> None:
     view = playground_view(replace(DEFAULT_STATE, query="zzqxv quokka"), catalog)
-    assert view.ok and view.hits.empty and view.context == ""
+    assert view.error is None and view.hits.empty and view.context == ""
     assert view.result.empty_reason == "no_matching_terms"
     assert list(view.funnel["records"]) == [69, 0, 0]
     assert "no hits: empty_reason = no_matching_terms" in pg.hits_table_html(view)
@@ -160,7 +160,7 @@ def test_each_user_is_answered_from_their_own_store_only(catalog) -> None:
         assert all(hit.scope.user_scope == view.user_scope for hit in view.result.hits)
     # a user who owns nothing in a dataset searches an empty store of their own
     empty = playground_view(replace(CHAPTER, user=MEI), catalog)
-    assert list(empty.funnel["records"]) == [0, 0, 0] and empty.ok
+    assert list(empty.funnel["records"]) == [0, 0, 0] and empty.error is None
 
 
 def test_weights_and_window_change_the_ranking_and_are_reported(catalog) -> None:
@@ -315,10 +315,11 @@ def test_switching_dataset_resets_clock_and_user_in_one_refresh(app) -> None:
     assert app.state.as_of == CHAPTER.as_of and app.state.dataset == "chapter"
 
 
-def test_a_rejected_query_and_a_bug_both_show_a_message(app, catalog) -> None:
+def test_a_rejected_query_and_a_bug_both_show_a_message(app, catalog, monkeypatch) -> None:
     app.query.value = "!!!"
     assert "playground-error" in app.table.value and "Traceback" not in app.table.value
-    broken = pg.PlaygroundApp(catalog, view=lambda *a: 1 / 0)
+    monkeypatch.setattr(pg, "playground_view", lambda *a: 1 / 0)
+    broken = pg.PlaygroundApp(catalog)
     assert "Internal error — ZeroDivisionError" in broken.table.value
     broken.query.value = "cache"
     assert "Internal error — ZeroDivisionError" in broken.table.value
@@ -507,7 +508,8 @@ def test_yours_runs_a_registered_function_and_explains_a_missing_or_failing_one(
     own.use_scorer(_solution_10())
     assert [key for _, key in pg.scorer_options(own)][-1] == pg.YOURS
     view = playground_view(state, own)
-    assert view.ok and {h.score_breakdown.scorer for h in view.result.hits} == {"idf_coverage"}
+    assert view.error is None
+    assert {h.score_breakdown.scorer for h in view.result.hits} == {"idf_coverage"}
     own.use_scorer(lambda *args, **kwargs: 1 / 0)
     failing = playground_view(state, own)
     assert failing.error == "your scoring function failed: ZeroDivisionError: division by zero"
@@ -526,6 +528,7 @@ def test_the_scorer_dropdown_loads_its_weights_and_use_scorer_selects_yours(tmp_
     )
     assert app.view.hit_ids == expected.hit_ids == cells(app.table.value).values
     view = app.use_scorer(_solution_10())
-    assert app.scorer.value == pg.YOURS and view.ok and 'data-scorer="yours"' in app.table.value
+    assert app.scorer.value == pg.YOURS and view.error is None
+    assert 'data-scorer="yours"' in app.table.value
     app.use_scorer(None)
     assert app.scorer.value == "coverage" and pg.YOURS not in [k for _, k in app.scorer.options]

@@ -12,9 +12,10 @@ import nbformat
 import pytest
 
 from memorylib.notebook import messages
-from memorylib.notebook.common import COURSE, navigation_line
 from memorylib.notebook.exercises import Verdict
 from memorylib.notebook.quiz import KEY, check_quiz, questions, quiz
+
+from .course import COURSE, navigation_line
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = ROOT / "instructors" / "quiz_answers.md"

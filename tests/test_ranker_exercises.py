@@ -121,7 +121,7 @@ def test_a_scorer_that_returns_the_librarys_evidence_unchanged_is_refused() -> N
         return dataclasses.replace(good, lexical_score=round(evidence(query, candidate, corpus), 6))
 
     # its numbers are the reference's: only the refusal tells it apart
-    assert all(e.call(via_evidence) == e.call(reference) for e in MY_SCORE.examples)
+    assert all(e(via_evidence) == e(reference) for e in MY_SCORE.examples.values())
     result = check_my_score(via_evidence)
     assert result.verdict is Verdict.WRONG, result.text
     assert "calls the library's evidence" in result.text
@@ -174,7 +174,7 @@ def test_the_notebooks_exercise_is_committed_unanswered_and_never_answered_on_sc
     assert "⏳ Not answered yet" in shown and "✅" not in shown and "❌" not in shown
     # the answer's one new number, the idf share, of each worked example: never printed
     # (a share of 0 or 1, every term or none, gives nothing away)
-    shares = [example.call(reference).lexical_score for example in MY_SCORE.examples]
+    shares = [call(reference).lexical_score for call in MY_SCORE.examples.values()]
     assert any(0 < share < 1 for share in shares)
     for share in shares:
         if 0 < share < 1:

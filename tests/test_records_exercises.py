@@ -360,7 +360,7 @@ def test_scope_function_stretch_catches_what_only_generated_ids_show() -> None:
     def almost(user_id: str) -> str:
         return digest(user_id.strip(" \t").casefold())[:16]
 
-    named = [example.call.args[0] for example in SCOPE_EXERCISE.examples]
+    named = [call.args[0] for call in SCOPE_EXERCISE.examples.values()]
     assert all(almost(u) == user_scope_for(u) for u in named)
     result = check_scope_function(almost)
     assert not result.is_right and result.counterexample.stage == "generated"

@@ -280,7 +280,7 @@ def hit_ids(tmp_path_factory: pytest.TempPathFactory):
 
     def ids(**changes: object) -> list[str]:
         view = playground_view(replace(DEFAULT_STATE, **changes), catalog)
-        assert view.ok and view.hit_ids, f"the test needs hits for {changes}"
+        assert view.error is None and view.hit_ids, f"the test needs hits for {changes}"
         return view.hit_ids
 
     return ids

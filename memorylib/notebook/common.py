@@ -1,4 +1,4 @@
-"""What every notebook shares: set-up, chart fonts, tables, outcomes, workspace, course order."""
+"""What every notebook shares: set-up, chart fonts, tables, outcomes, workspace."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import tempfile
 import weakref
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +76,7 @@ class StyledTable:
     def _repr_html_(self) -> str:
         return self.styler.to_html()
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
-        printer.text(self.text)
-
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # IPython's text/plain
         return self.text
 
 
@@ -142,51 +138,3 @@ class Workspace:
 
     def cleanup(self) -> None:
         self._finalizer()
-
-
-@dataclass(frozen=True)
-class CourseNotebook:
-    """A notebook: its file name without ``.ipynb``; its label is in the catalogue."""
-
-    stem: str
-
-    @property
-    def label(self) -> str:
-        """Its ``# NN · Title`` heading up to the colon ("Index" for the index)."""
-        return say(f"common.course.{self.stem}")
-
-    @property
-    def file(self) -> str:
-        return f"{self.stem}.ipynb"
-
-
-# The course in reading order: a new notebook goes here (and its label into the catalogue),
-# and its neighbours' navigation lines become ``navigation_line(...)`` (tests check both).
-_ORDER = (
-    "00_index 01_stored_records 02_normalize 03_candidates 04_scoring 05_stable_rank 06_render "
-    "06b_profile 06c_capstone 07_failures_and_recovery 07b_retraction 08_query_playground "
-    "09_live_agent 10_beyond_the_teaching_ranker 11_from_file_to_service"
-)
-COURSE: tuple[CourseNotebook, ...] = tuple(map(CourseNotebook, _ORDER.split()))
-
-
-def course_notebook(stem: str) -> CourseNotebook:
-    """The ``COURSE`` entry of ``stem``."""
-    if CourseNotebook(stem) not in COURSE:
-        raise ValueError(say("common.not_in_course", stem=stem, stems=[n.stem for n in COURSE]))
-    return CourseNotebook(stem)
-
-
-def navigation_line(stem: str) -> str:
-    """``← [previous](prev.ipynb) · [Index](00_index.ipynb) · [next](next.ipynb) →``."""
-    position = COURSE.index(course_notebook(stem))
-    index, parts = COURSE[0], []
-    if position > 0:
-        previous = COURSE[position - 1]
-        parts.append(f"← [{previous.label}]({previous.file})")
-    if position != 1:
-        parts.append(index.label if position == 0 else f"[{index.label}]({index.file})")
-    if position < len(COURSE) - 1:
-        following = COURSE[position + 1]
-        parts.append(f"[{following.label}]({following.file}) →")
-    return " · ".join(parts)

@@ -98,11 +98,8 @@ class CheckResult:
             ]
         return "\n  ".join(lines)
 
-    def __str__(self) -> str:
+    def __repr__(self) -> str:  # print's and IPython's text/plain
         return self.text
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
-        printer.text(self.text)
 
     def _repr_html_(self) -> str:
         colour, esc = _COLOURS[self.verdict], html.escape  # an answer may contain markup
@@ -255,14 +252,6 @@ def _arguments(call: Call) -> str:
 
 
 @dataclass(frozen=True)
-class Named:
-    """A worked example: a name a student recognises, and its call."""
-
-    name: str
-    call: Call
-
-
-@dataclass(frozen=True)
 class Mistake:
     """A typical wrong solution: ``variant`` behaves like it, ``hint`` says what to change."""
 
@@ -271,10 +260,13 @@ class Mistake:
     variant: Callable[..., Any]
 
 
-def named(prefix: str, examples: Mapping[str, Any]) -> tuple[Named, ...]:
-    """Worked examples named ``prefix.<key>``: key -> the argument (a tuple: the arguments)."""
-    calls = {key: a if isinstance(a, tuple) else (a,) for key, a in examples.items()}
-    return tuple(Named(messages.say(f"{prefix}.{key}"), Call(*a)) for key, a in calls.items())
+def named(prefix: str, examples: Mapping[str, Any]) -> dict[str, Call]:
+    """Worked examples by name (``prefix.<key>``): key -> a Call, a tuple of arguments or one."""
+
+    def call(a: Any) -> Call:
+        return a if isinstance(a, Call) else Call(*a) if isinstance(a, tuple) else Call(a)
+
+    return {messages.say(f"{prefix}.{key}"): call(a) for key, a in examples.items()}
 
 
 def mistakes(prefix: str, variants: Mapping[str, Callable[..., Any]]) -> tuple[Mistake, ...]:
@@ -303,7 +295,7 @@ class FunctionExercise:
 
     function: str
     reference: Callable[..., Any]
-    examples: tuple[Named, ...]
+    examples: Mapping[str, Call]  # worked examples: a name a student recognises -> its call
     cases: SearchStrategy[Call]
     read: Callable[[Any, Call], Any] = lambda result, call: result
     show: Callable[[Any], str] = shown
@@ -471,7 +463,7 @@ class _Check:
         found = [m for m in self.exercise.mistakes if alike(m, call, got)]
         if len(found) < 2:
             return found[0] if found else None
-        mine = [(e.call, self.run(self.student, e.call)) for e in self.exercise.examples]
+        mine = [(case, self.run(self.student, case)) for case in self.exercise.examples.values()]
         return max(found, key=lambda m: sum(alike(m, case, run) for case, run in mine))
 
     def report(self, call: Call, runs: tuple[_Run, _Run], stage: str, example: str) -> CheckResult:
@@ -549,13 +541,13 @@ def check_function(
     check = _Check(exercise, student, name or getattr(student, "__name__", exercise.function))
     named = len(exercise.examples)
     try:
-        for number, example in enumerate(exercise.examples):
-            expected, got = runs = check.runs(example.call)
+        for number, (example, call) in enumerate(exercise.examples.items()):
+            expected, got = runs = check.runs(call)
             something = (expected.raw, expected.error) != (None, None)  # from the reference
             if number == 0 and got.error is None is got.raw and something:
                 return not_answered(say("function.none", name=check.name))
             if not expected.agrees(got):
-                return check.report(example.call, runs, "named", example.name)
+                return check.report(call, runs, "named", example)
         found, agreed = check.search()
         if found is not None:
             result = check.report(found, check.runs(found), "generated", say("generated.example"))

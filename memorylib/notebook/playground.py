@@ -6,7 +6,7 @@ import html
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import date, datetime
 from itertools import zip_longest
 from pathlib import Path
@@ -174,36 +174,27 @@ class PlaygroundView:
     policy: ScoringPolicy | None = None
 
     @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
     def hit_ids(self) -> list[str]:
         return [] if self.result is None else [hit.memory_id for hit in self.result.hits]
 
 
-def _hit_row(hit: Any, moment: datetime) -> dict[str, Any]:
+def _hit_row(hit: RecallHit, moment: datetime) -> dict[str, Any]:
+    """The breakdown's and the provenance's fields, the hit's own, and three made here (the
+    frame keeps ``HIT_COLUMNS`` of them)."""
     b, source = hit.score_breakdown, hit.provenance
     age = age_in_days(parse_timestamp(source.captured_at, "captured_at"), moment)
     return {
+        **asdict(b),
+        **asdict(source),
         "rank": hit.rank,
         "memory_id": hit.memory_id,
-        "total": b.total,
-        "lexical_contribution": b.lexical_contribution,
-        "recency_contribution": b.recency_contribution,
-        # the scorer's own lexical number: coverage, BM25, or BM25 / the best BM25
-        "lexical_score": b.lexical_coverage if b.lexical_score is None else b.lexical_score,
-        "lexical_coverage": b.lexical_coverage,
-        "matched_terms": f"{len(b.matched_terms)}/{b.query_term_count}: "
-        + ", ".join(b.matched_terms),
-        "recency": b.recency,
-        "age_days": round(age, 2),
-        "captured_at": source.captured_at,
-        "source_id": source.source_id,
-        "source_type": source.source_type,
-        "title": source.title,
         "user_scope": hit.scope.user_scope,
         "snippet": hit.snippet,
+        # the scorer's own lexical number: coverage, BM25, or BM25 / the best BM25
+        "lexical_score": b.lexical_coverage if b.lexical_score is None else b.lexical_score,
+        "matched_terms": f"{len(b.matched_terms)}/{b.query_term_count}: "
+        + ", ".join(b.matched_terms),
+        "age_days": round(age, 2),
     }
 
 
@@ -390,16 +381,10 @@ class PlaygroundApp:
     """ipywidgets inputs wired to ``playground_view`` (HTML outputs: an Output widget's routed
     messages can stall headless runs); every change redraws every output."""
 
-    def __init__(
-        self,
-        catalog: PlaygroundCatalog,
-        state: PlaygroundState = DEFAULT_STATE,
-        *,
-        view: Callable[[PlaygroundState, PlaygroundCatalog], PlaygroundView] = playground_view,
-    ) -> None:
+    def __init__(self, catalog: PlaygroundCatalog, state: PlaygroundState = DEFAULT_STATE) -> None:
         import ipywidgets as w
 
-        self.catalog, self.view_model, self.state = catalog, view, state
+        self.catalog, self.state = catalog, state
         self.view: PlaygroundView | None = None
         self.timings: dict[str, float] = {}
         self.after_refresh: list[Callable[[PlaygroundApp], None]] = []  # use_pipeline's panel
@@ -500,7 +485,7 @@ class PlaygroundApp:
         try:
             self.catalog.engine(state.dataset, state.user)  # builds it now if needed
             start = time.perf_counter()
-            view = self.view_model(state, self.catalog)
+            view = playground_view(state, self.catalog)
             middle = time.perf_counter()
             css = "playground-summary" + (" playground-error" if view.error else "")
             summary = html.escape(summary_text(view))

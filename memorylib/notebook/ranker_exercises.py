@@ -113,18 +113,20 @@ def _show_call(name: str, call: ex.Call) -> str:
     return say("ranker_exercises.call", name=name, q=query, c=candidate, **words, **call.kwargs)
 
 
-def _mei(text: str, memory_id: str) -> ex.Named:
+def _mei(text: str, memory_id: str) -> tuple[str, ex.Call]:
     name = say(f"ranker_exercises.mei.{'en' if text.isascii() else 'zh'}", text=text, id=memory_id)
-    return ex.Named(name, _call(text, COURSE_USERS[0], COURSE_AS_OF, memory_id))
+    return name, _call(text, COURSE_USERS[0], COURSE_AS_OF, memory_id)
 
 
 MY_SCORE = ex.FunctionExercise(
     function="my_score",
     reference=_idf_scorer(),
-    examples=(
-        _mei("the bigram", "mei-conv-060"),
-        _mei("the bigram", "mei-conv-069"),
-        _mei("上下文预算", "mei-conv-016"),
+    examples=dict(
+        [
+            _mei("the bigram", "mei-conv-060"),
+            _mei("the bigram", "mei-conv-069"),
+            _mei("上下文预算", "mei-conv-016"),
+        ]
     ),
     cases=_calls(),
     read=_read,

@@ -135,7 +135,7 @@ SCOPE_EXERCISE = ex.FunctionExercise(
     function="user_scope_for",
     reference=memorylib.user_scope_for,
     # named first: the ids a careless version gets wrong
-    examples=tuple(ex.Named(repr(user_id), ex.Call(user_id)) for user_id in (*_NAMED, "会话-用户")),
+    examples={repr(user_id): ex.Call(user_id) for user_id in (*_NAMED, "会话-用户")},
     cases=st.builds(
         lambda before, text, after: before + text + after,
         st.sampled_from(("", " ", "\t")),

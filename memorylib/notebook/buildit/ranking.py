@@ -122,7 +122,7 @@ MISTAKES = ex.mistakes("ranking.mistake", {
 })  # fmt: skip
 
 
-def _examples() -> tuple[ex.Named, ...]:
+def _examples() -> dict[str, ex.Call]:
     layered = fx.make_query(fx.CHAPTER_QUERY)
     chapter = build_recall_candidates(layered, fx.chapter_records()).candidates
     ten = ("recall", "index", "cache", "memory", "layered", "sqlite", "wal", "jsonl", "budget")
@@ -132,19 +132,16 @@ def _examples() -> tuple[ex.Named, ...]:
         return fx.RecordSpec(memory_id, summary=tuple(terms), captured_days_before=days)
 
     # fmt: off
-    return (
-        ex.Named(say("ranking.example.chapter"), ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
-        ex.Named(say("ranking.example.second"),
-                 _ranked(("cache",), 5, (one("a-older"), one("b-newer", days=1.0 - 1 / 86_400)))),
-        ex.Named(say("ranking.example.full_tie"), _ranked(("cache",), 5, (one("b-2"), one("a-1")))),
-        ex.Named(say("ranking.example.coverage"),
-                 _ranked(ten, 5, (one("x-newer", ten[:5], 0.0),
-                                  one("y-covers-more", ten[:6], 30 * 17 / 13)))),
-        ex.Named(say("ranking.example.limit"),
-                 _ranked(TERMS[:3], 2, (one("m1", TERMS[:1]), one("m2", TERMS[:3]),
-                                        one("m3", TERMS[:2]), one("m4", TERMS[:1], 3.0)))),
-        ex.Named(say("ranking.example.none"), ex.Call(layered, (), as_of=TEACHING_AS_OF)),
-    )
+    return ex.named("ranking.example", {
+        "chapter": ex.Call(layered, chapter, as_of=TEACHING_AS_OF),
+        "second": _ranked(("cache",), 5, (one("a-older"), one("b-newer", days=1.0 - 1 / 86_400))),
+        "full_tie": _ranked(("cache",), 5, (one("b-2"), one("a-1"))),
+        "coverage": _ranked(ten, 5, (one("x-newer", ten[:5], 0.0),
+                                     one("y-covers-more", ten[:6], 30 * 17 / 13))),
+        "limit": _ranked(TERMS[:3], 2, (one("m1", TERMS[:1]), one("m2", TERMS[:3]),
+                                        one("m3", TERMS[:2]), one("m4", TERMS[:1], 3.0))),
+        "none": ex.Call(layered, (), as_of=TEACHING_AS_OF),
+    })
     # fmt: on
 
 

@@ -7,7 +7,6 @@ import html
 import inspect
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 from memorylib import candidates, checks, query, ranking, render, scoring, timestamps
 from memorylib.notebook.messages import say
@@ -64,11 +63,8 @@ class ReferenceSource:
         where = dict(main=", ".join(main), module=self.module)
         return say("reference.title", **where, helpers=helpers if count else "", reads=reads)
 
-    def __str__(self) -> str:
+    def __repr__(self) -> str:  # print's and IPython's text/plain
         return say("reference.closed", title=self.title, lines=self.source.count("\n") + 1)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
-        printer.text(str(self))
 
     def _repr_html_(self) -> str:
         summary = say("reference.summary", title=self.title)

@@ -136,17 +136,17 @@ MISTAKES = ex.mistakes("scoring.mistake", {
 })  # fmt: skip
 
 
-def _examples() -> tuple[ex.Named, ...]:
+def _examples() -> dict[str, ex.Call]:
     layered = fx.make_query(fx.CHAPTER_QUERY)
     (chapter,) = build_recall_candidates(layered, fx.chapter_records()).candidates
     stranger = replace(chapter, query_id="q-someone-else")
-    return (
-        ex.Named(say("scoring.example.chapter"), ex.Call(layered, chapter, as_of=TEACHING_AS_OF)),
-        ex.Named(say("scoring.example.half"), _scored(2, 1, 30.0, 0.0)),
-        ex.Named(say("scoring.example.clamped"), _scored(1, 1, -2.0, 0.0)),
-        ex.Named(say("scoring.example.stored"), _scored(3, 2, 12.0, 10.0)),
-        ex.Named(say("scoring.example.stranger"), ex.Call(layered, stranger, as_of=TEACHING_AS_OF)),
-    )
+    return ex.named("scoring.example", {
+        "chapter": ex.Call(layered, chapter, as_of=TEACHING_AS_OF),
+        "half": _scored(2, 1, 30.0, 0.0),
+        "clamped": _scored(1, 1, -2.0, 0.0),
+        "stored": _scored(3, 2, 12.0, 10.0),
+        "stranger": ex.Call(layered, stranger, as_of=TEACHING_AS_OF),
+    })  # fmt: skip
 
 
 SCORE_RECALL_CANDIDATE = ex.FunctionExercise(
