@@ -59,15 +59,16 @@ import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import slide_metadata  # a sibling script (scripts/ is not a package)
+import deck_layout  # sibling scripts (scripts/ is not a package)
+import slide_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "export_templates"
 DEFAULT_OUT = ROOT / "exports"
-# reveal.js lays every slide out on this canvas and scales it to the window (x 0.768 on a
-# 1280x720 screen: 20 px text and 19 px code render at 15.4 and 14.6 px there).
-WIDTH, HEIGHT = 1600, 900
-BODY_PX, CODE_PX = 20, 19
+# reveal.js lays every slide out on this canvas and scales it to the window; with no
+# margin a 1280x720 screen shows it at scale 1: 24 px text and 20 px code.
+WIDTH, HEIGHT = 1280, 720
+BODY_PX, CODE_PX = 24, 20
 THEME = "white"
 WIDGET_NOTE = (
     "[live widget: it runs in JupyterLab (or Voila); this export shows its static state "
@@ -81,6 +82,30 @@ EXTRA_CSS = """
 .reveal .slides section.memorylib-scrolls { scrollbar-width: thin; }
 /* reveal's theme sets <pre> to 0.55em: code in markdown and HTML outputs keeps code size */
 .reveal .jp-RenderedHTMLCommon pre { font-size: var(--jp-code-font-size); }
+"""
+# Only in the deck: no prompts (the width goes to the code), long lines wrap instead of
+# scrolling, outputs' text and tables at code size at least, pictures at the size the
+# export gives them, the injected headings smaller than the notebook's own.
+DECK_CSS = """
+.reveal .jp-InputPrompt, .reveal .jp-OutputPrompt { display: none; }
+.reveal .jp-InputArea-editor, .reveal .jp-OutputArea-output { box-sizing: border-box;
+  width: auto; flex: 1 1 auto; min-width: 0; }
+.reveal pre, .reveal .highlight pre { white-space: pre-wrap; overflow-wrap: anywhere;
+  overflow: visible; font-size: var(--jp-code-font-size); line-height: 1.3;
+  width: auto; margin: 0; box-shadow: none; box-sizing: border-box; }
+.reveal .jp-OutputArea-output, .reveal .jp-OutputArea-output pre,
+.reveal .jp-RenderedHTMLCommon table, .reveal .jp-RenderedText pre {
+  font-size: var(--jp-code-font-size); }
+.reveal .jp-RenderedHTMLCommon td, .reveal .jp-RenderedHTMLCommon th {
+  font-size: var(--jp-code-font-size); padding: 0.2em 0.45em; }
+.reveal .jp-RenderedMarkdown td, .reveal .jp-RenderedMarkdown th {
+  font-size: var(--jp-content-font-size1); }
+.reveal .jp-RenderedHTMLCommon table { table-layout: auto; max-width: 100%; }
+.reveal .jp-OutputArea-output { overflow: visible; }
+.reveal .jp-RenderedImage img, .reveal .memorylib-widget-static img {
+  max-width: none; max-height: none; }
+.reveal .jp-RenderedMarkdown h3 { font-size: 32px; margin: 0 0 0.3em 0; }
+.reveal .memorylib-agenda-title { font-weight: bold; margin-bottom: 0; }
 """
 # Test plumbing in code cells, removed from the code a deck shows (the notebook keeps it).
 PLUMBING_LINE = re.compile(r"^[ \t]*# *NBVAL_\w+[^\n]*(?:\n|$)", re.M)
@@ -136,7 +161,7 @@ def offline_resources(root: Path) -> dict[str, str | int]:
         "theme_css": theme,
         "reveal_js_base64": b64(root / "dist" / "reveal.js"),
         "notes_js_base64": b64(root / "plugin" / "notes" / "notes.js"),
-        "extra_css": EXTRA_CSS,
+        "extra_css": EXTRA_CSS + DECK_CSS,
         "body_px": BODY_PX,
         "code_px": CODE_PX,
         "width": WIDTH,
@@ -218,7 +243,9 @@ def prepared(nb, *, link_suffix: str, slides: bool = False):
             cell.source = LINK.sub(
                 lambda m: f"]({m.group(1)}{link_suffix}{m.group(2) or ''})", cell.source
             )
-    return nb
+            if not slides:  # the reading page keeps every word, in plain markdown
+                cell.source = deck_layout.page_markdown(cell.source)
+    return deck_layout.layout(nb) if slides else nb
 
 
 def exporters() -> tuple[SlidesExporter, HTMLExporter]:
