@@ -31,6 +31,7 @@ import itertools
 import math
 import re
 import struct
+import textwrap
 from dataclasses import dataclass, field
 
 import nbformat
@@ -49,9 +50,9 @@ FIGURE_BOX = (1200, 560)
 SLIDE_HEIGHT = 640  # of the 720 px canvas: room for reveal's centring and rounding
 WORDS_MAX = 105  # measure_slides' limit is 120
 WORDS_JOIN = 70  # units share a slide only while the slide stays at most this wordy
-CHUNK_WORDS = 72  # a chunk of code or text (the injected heading adds about 8)
+CHUNK_WORDS = 66  # a chunk of code or text (the injected heading adds about 8)
 CHUNK_LINES = 18
-TABLE_WORDS = 80
+TABLE_WORDS = 76
 CODE_CHARS = 92  # a code line wraps past this many characters (20 px monospace)
 TEXT_CHARS = 88  # a markdown line at 24 px
 CODE_LINE_PX = 27
@@ -165,6 +166,7 @@ class Unit:
     label: str = ""  # what an injected heading says the slide shows
     headed: bool = False  # opens with a heading of its own
     alone: bool = False  # must have a slide of its own (a figure, a chunk)
+    after_text: bool = False  # alone, but may follow the markdown of its slide
     notes: list = field(default_factory=list)
 
 
@@ -237,11 +239,33 @@ def pieces(lines: list[str], starts: list[list[int]], depth: int = 0) -> list[li
             if depth + 1 < len(starts):
                 result += pieces(piece, shifted, depth + 1)
             elif depth < len(starts):
-                result += pieces(piece, [], 0) if shifted else [[line] for line in piece]
+                result += pieces(piece, [], 0) if shifted else single_lines(piece)
             else:
-                result += [[line] for line in piece]
+                result += single_lines(piece)
+        elif too_big(piece):
+            result += single_lines(piece)
         else:
             result.append(piece)
+    return result
+
+
+def single_lines(lines: list[str]) -> list[list[str]]:
+    """One piece a line; a line too big even alone is wrapped at spaces into lines of
+    ``CODE_CHARS`` (what the slide's wrapping would show anyway, cut where it wraps)."""
+    result = []
+    for line in lines:
+        if too_big([line]):
+            indent = line[: len(line) - len(line.lstrip())]
+            parts = textwrap.wrap(
+                line,
+                CODE_CHARS,
+                subsequent_indent=indent,
+                break_on_hyphens=False,
+                drop_whitespace=True,
+            )
+            result += [[part] for part in parts]
+        else:
+            result.append([line])
     return result
 
 
@@ -411,7 +435,7 @@ def table_chunks(markup: str) -> list[str] | None:
                 head_words += sum(words(c.get_text(" ")) for c in chosen)
         budget = max(1, TABLE_WORDS - head_words)
         total = sum(row_words)
-        count = max(1, math.ceil(total / budget), math.ceil(len(rows) * ROW_PX / 470))
+        count = max(1, math.ceil(total / budget), math.ceil(table_px(table) / 470))
         per = math.ceil(len(rows) / count)
         for start in range(0, len(rows), per):
             chunks.append(table_part(markup, columns, range(start, min(len(rows), start + per))))
@@ -466,6 +490,31 @@ def sized_pictures(markup: str, box: tuple[int, int]) -> str:
     return str(soup)
 
 
+def widget_chunks(markup: str) -> list[str]:
+    """A widget's static state (scripts/export_slides.py) cut like any table or text; the
+    widget's note stays on the first part, the others continue it."""
+    soup = BeautifulSoup(markup, "html.parser")
+    tables, pres = soup.find_all("table"), soup.find_all("pre")
+    if len(tables) == 1 and not pres:
+        chunks = table_chunks(markup) or [markup]
+    elif len(pres) == 1 and not tables:
+        chunks = []
+        for text in text_chunks(pres[0].get_text()):
+            pres[0].string = text
+            chunks.append(str(soup))
+    else:
+        chunks = [markup]
+    result = chunks[:1]
+    for chunk in chunks[1:]:
+        soup = BeautifulSoup(chunk, "html.parser")
+        for note in soup.select(".memorylib-widget-fallback, .memorylib-widget-caption"):
+            note.decompose()
+        for wrapper in soup.select(".memorylib-widget-static"):
+            wrapper["class"] = "memorylib-widget-static-more"
+        result.append(str(soup))
+    return result
+
+
 def output_units(outputs: list) -> list[Unit]:
     units = []
     for output in merged_streams(outputs):
@@ -502,8 +551,7 @@ def output_units(outputs: list) -> list[Unit]:
         elif "text/html" in data:
             markup = data["text/html"]
             if "memorylib-widget-static" in markup:
-                markup = sized_pictures(markup, (FIGURE_BOX[0], FIGURE_BOX[1] - 100))
-                chunks = [markup]
+                chunks = widget_chunks(sized_pictures(markup, (FIGURE_BOX[0], FIGURE_BOX[1] - 100)))
             else:
                 chunks = table_chunks(markup) or [markup]
             for chunk in chunks:
@@ -513,7 +561,7 @@ def output_units(outputs: list) -> list[Unit]:
                         [code_cell("", [with_html(output, chunk)], show_source=False)],
                         html_words(chunk),
                         html_px(chunk),
-                        alone=len(chunks) > 1 or "memorylib-widget-static" in chunk,
+                        alone=len(chunks) > 1 or "memorylib-widget-" in chunk,
                     )
                 )
         else:
@@ -536,9 +584,9 @@ def code_units(cell) -> list[Unit]:
     chunks = code_chunks(source) if source.strip() else []
     for number, chunk in enumerate(chunks, 1):
         label = "code" if len(chunks) == 1 else f"code {number}/{len(chunks)}"
-        units.append(
-            Unit("code", [code_cell(chunk, [])], words(chunk), code_px(chunk), label, alone=True)
-        )
+        unit = Unit("code", [code_cell(chunk, [])], words(chunk), code_px(chunk), label, alone=True)
+        unit.after_text = number == 1
+        units.append(unit)
     for number, unit in enumerate(outputs, 1):
         unit.label = "output" if len(outputs) == 1 else f"output {number}/{len(outputs)}"
         if unit.kind == "figure":
@@ -624,7 +672,10 @@ def layout(nb):
         if current is None or start in ("slide", "subslide"):
             current = new_slide(start or "slide")
         elif (
-            unit.alone
+            (
+                unit.alone
+                and not (unit.after_text and all(u.kind == "markdown" for u in current.units))
+            )
             or any(u.alone for u in current.units)
             or current.words + unit.words > WORDS_JOIN
             or current.px + unit.px > SLIDE_HEIGHT - 70

@@ -105,6 +105,7 @@ DECK_CSS = """
 .reveal .jp-RenderedImage img, .reveal .memorylib-widget-static img {
   max-width: none; max-height: none; }
 .reveal .jp-RenderedMarkdown h3 { font-size: 32px; margin: 0 0 0.3em 0; }
+.reveal h1, .reveal h2, .reveal h3 { text-transform: none; }
 .reveal .memorylib-agenda-title { font-weight: bold; margin-bottom: 0; }
 """
 # Test plumbing in code cells, removed from the code a deck shows (the notebook keeps it).
@@ -161,7 +162,8 @@ def offline_resources(root: Path) -> dict[str, str | int]:
         "theme_css": theme,
         "reveal_js_base64": b64(root / "dist" / "reveal.js"),
         "notes_js_base64": b64(root / "plugin" / "notes" / "notes.js"),
-        "extra_css": EXTRA_CSS + DECK_CSS,
+        "extra_css": EXTRA_CSS,
+        "deck_css": DECK_CSS,
         "body_px": BODY_PX,
         "code_px": CODE_PX,
         "width": WIDTH,
