@@ -167,6 +167,7 @@ class Unit:
     headed: bool = False  # opens with a heading of its own
     alone: bool = False  # must have a slide of its own (a figure, a chunk)
     after_text: bool = False  # alone, but may follow the markdown of its slide
+    widget: bool = False  # a live widget's static state
     notes: list = field(default_factory=list)
 
 
@@ -490,6 +491,26 @@ def sized_pictures(markup: str, box: tuple[int, int]) -> str:
     return str(soup)
 
 
+SVG_ROOT = re.compile(r"\A\s*<svg\b[^>]*>", re.S)
+VIEWBOX = re.compile(r'\bviewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)\s*"')
+SIZE_ATTRIBUTE = re.compile(r'\s(?:width|height)="[^"]*"')
+
+
+def sized_svg(markup: str) -> tuple[str, int] | None:
+    """An output that is one SVG chart, scaled into ``FIGURE_BOX`` like a PNG (by its
+    viewBox), and its new height; None for any other HTML."""
+    root = SVG_ROOT.match(markup)
+    if root is None or markup.count("<svg") != 1 or not markup.rstrip().endswith("</svg>"):
+        return None
+    box = VIEWBOX.search(root.group(0))
+    if box is None:
+        return None
+    width, height = fitted(float(box.group(1)), float(box.group(2)))
+    tag = SIZE_ATTRIBUTE.sub("", root.group(0))
+    tag = tag[:-1].rstrip("/ ") + f' width="{width}" height="{height}">'
+    return tag + markup[root.end() :], height
+
+
 def widget_chunks(markup: str) -> list[str]:
     """A widget's static state (scripts/export_slides.py) cut like any table or text; the
     widget's note stays on the first part, the others continue it."""
@@ -551,7 +572,18 @@ def output_units(outputs: list) -> list[Unit]:
         elif "text/html" in data:
             markup = data["text/html"]
             if "memorylib-widget-static" in markup:
-                chunks = widget_chunks(sized_pictures(markup, (FIGURE_BOX[0], FIGURE_BOX[1] - 100)))
+                chunks = widget_chunks(sized_pictures(markup, FIGURE_BOX))
+            elif (svg := sized_svg(markup)) is not None:
+                units.append(
+                    Unit(
+                        "figure",
+                        [code_cell("", [with_html(output, svg[0])], show_source=False)],
+                        html_words(svg[0]),
+                        svg[1] + CELL_GAP_PX,
+                        alone=True,
+                    )
+                )
+                continue
             else:
                 chunks = table_chunks(markup) or [markup]
             for chunk in chunks:
@@ -562,6 +594,7 @@ def output_units(outputs: list) -> list[Unit]:
                         html_words(chunk),
                         html_px(chunk),
                         alone=len(chunks) > 1 or "memorylib-widget-" in chunk,
+                        widget="memorylib-widget-" in chunk,
                     )
                 )
         else:
@@ -589,6 +622,8 @@ def code_units(cell) -> list[Unit]:
         units.append(unit)
     for number, unit in enumerate(outputs, 1):
         unit.label = "output" if len(outputs) == 1 else f"output {number}/{len(outputs)}"
+        if unit.widget:
+            unit.label = unit.label.replace("output", "widget, static state")
         if unit.kind == "figure":
             unit.label = "figure" if len(outputs) == 1 else f"figure ({number}/{len(outputs)})"
         units.append(unit)

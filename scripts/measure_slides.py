@@ -27,7 +27,9 @@ slide with reveal's own API (every fragment shown) and measures in the page, per
   widget note is drawn there (no picture, table or output text).
 
 Prints a table per deck and overall, writes everything to ``artifacts/slides_measured.json``
-and, with ``--check``, exits 1 when any limit in ``LIMITS`` fails. Needs Chromium
+and, with ``--check``, exits 1 when any limit in ``LIMITS`` fails. ``make test`` (the test
+steps of scripts/course.py) runs ``--check`` over every deck, exported afresh into
+``artifacts/slide_check/``, after the test suite. Needs Chromium
 (scripts/ensure-chromium.sh). The live RISE view is measured by tests/test_slides_browser.py.
 """
 

@@ -227,6 +227,6 @@ def test_tiny_deck_measures_projector_sizes(exported) -> None:
     assert measured["0.0"]["words"] == 10  # title, lead, "Today" and the agenda's one line
     assert measured["1.1"]["widget"] == {"drawn": 1, "blank": False}
     (state,) = measured["1.1"]["charts"]
-    assert state["kind"] == "png" and state["height_px"] == 460  # the box less the note
+    assert state["kind"] == "png" and state["height_px"] == 560  # the whole figure box
     (picture,) = measured["1.3"]["charts"]  # 40x20 scaled into 1200x560: x28
     assert picture["height_px"] == 560 and picture["label_px"] == pytest.approx(13.9 * 28)
