@@ -168,7 +168,6 @@ class Unit:
     alone: bool = False  # must have a slide of its own (a figure, a chunk)
     after_text: bool = False  # alone, but may follow the markdown of its slide
     widget: bool = False  # a live widget's static state
-    notes: list = field(default_factory=list)
 
 
 def typed(cell, kind: str):
@@ -275,7 +274,7 @@ def too_big(lines: list[str]) -> bool:
     return words(text) > CHUNK_WORDS or text_lines(text) > CHUNK_LINES
 
 
-def grouped(parts: list[list[str]], measure=None) -> list[str]:
+def grouped(parts: list[list[str]]) -> list[str]:
     """Consecutive pieces joined into chunks of about equal size, each within the chunk
     budget when its pieces allow it."""
 
@@ -301,9 +300,10 @@ def grouped(parts: list[list[str]], measure=None) -> list[str]:
 
 
 def code_chunks(source: str) -> list[str]:
-    lines = source.strip("\n").splitlines()
+    source = source.strip("\n")
+    lines = source.splitlines()
     if not too_big(lines):
-        return [source.strip("\n")]
+        return [source]
     return grouped(pieces(lines, statement_starts(source)))
 
 
@@ -391,7 +391,7 @@ def column_chars(table: Tag) -> list[int]:
             text = min(len(cell.get_text(" ").strip()), 28)
             if index >= len(widths):
                 widths.append(0)
-            widths[index] = max(widths[index], longest, text) + 0
+            widths[index] = max(widths[index], longest, text)
     return [w + 2 for w in widths]
 
 
