@@ -259,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     decks = sorted(
         d
-        for d in args.decks.glob("*.html")
+        for d in args.decks.resolve().glob("*.html")
         if not args.prefixes or d.name.startswith(tuple(args.prefixes))
     )
     if not decks:

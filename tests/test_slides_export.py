@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 import struct
 import zlib
@@ -230,3 +231,19 @@ def test_tiny_deck_measures_projector_sizes(exported) -> None:
     assert state["kind"] == "png" and state["height_px"] == 560  # the whole figure box
     (picture,) = measured["1.3"]["charts"]  # 40x20 scaled into 1200x560: x28
     assert picture["height_px"] == 560 and picture["label_px"] == pytest.approx(13.9 * 28)
+
+
+@BROWSER_MARKS[0]
+@BROWSER_MARKS[1]
+def test_check_over_a_relative_decks_folder_passes_on_the_tiny_deck(
+    exported, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `make test` runs (scripts/course.py): ``--check`` over a folder given relative
+    to the repository; the tiny deck meets every limit."""
+    deck, _ = exported
+    monkeypatch.chdir(deck.parent.parent)
+    out = tmp_path / "measured.json"
+    code = measure_slides.main(["--decks", "slides", "--out", str(out), "--check"])
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["summary"]["overall"]["slides"] == 6
+    assert report["failures"] == [] and code == 0
