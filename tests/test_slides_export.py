@@ -1,9 +1,12 @@
 """The offline deck a lecturer projects (scripts/export_slides.py), on a tiny notebook.
 
-The deck's code loses the test plumbing the notebook keeps, a ``notes`` cell becomes
-reveal.js speaker notes, a live widget's place shows the next cell's picture, and the
-sizes at 1280x720 are measured in Chromium by scripts/measure_slides.py (whose limit
-check is tested here on made-up slide measurements).
+The deck's code loses the test plumbing the notebook keeps, a ``notes`` cell and the
+``<aside class="notes">`` prose of a markdown cell become reveal.js speaker notes (the
+reading page keeps the prose), a live widget's place shows the next cell's picture, and
+the deck's layout at 1280x720 (scale 1, 24 px text, 20 px code, a heading on every slide,
+figures fitted to their box) is measured in Chromium by scripts/measure_slides.py (whose
+limit check is tested here on made-up slide measurements too).
+tests/test_slides_export_layout.py tests the layout itself (chunks, tables, title, recap).
 """
 
 from __future__ import annotations
