@@ -3,7 +3,7 @@
 #                 the light set, .[course]: what notebooks 00-11 run on their default path
 #   make test     installs the rest, .[dev]; lint, layer contract, library tests (JSONL,
 #                 SQLite and a real PostgreSQL), reliability suite, notebook regression,
-#                 browser tests
+#                 browser tests, then the slide limits over every exported deck
 #   make check    the pre-flight check: every notebook runs top to bottom (light set)
 #   make slides   every notebook as an offline reveal.js deck + HTML page in exports/
 # Both README commands are scripts/course.py (stdlib only; Windows runs it without make):

@@ -19,10 +19,14 @@ font is not embedded; text uses the same system fonts as the notebook. Images ar
 inline (PNG outputs are base64). After writing, each file is scanned for anything that
 would load a remote URL, and the export fails if one is found.
 
-Slide structure comes from each cell's ``metadata.slideshow.slide_type`` (see
-scripts/slide_metadata.py); a notebook without any gets a provisional one there (a slide
-per ``#``/``##`` heading, set-up cell skipped, subslides to keep within the line budget),
-and a slide still taller than the screen scrolls.
+Slide structure starts from each cell's ``metadata.slideshow.slide_type`` (see
+scripts/slide_metadata.py; a notebook without any gets a provisional one there), and the
+deck is then laid out for the projector by scripts/deck_layout.py on the export's
+in-memory copy (the notebook, the reading page and the live RISE view do not change):
+speaker notes split off, code and outputs too big for one slide over consecutive
+subslides, a heading on every slide, one fitted figure a slide, a title slide with the
+agenda and the recap last. A slide still taller than the screen would scroll (and
+scripts/measure_slides.py would report it).
 Live widgets cannot run in a static file: their output (the widget view, whose text form
 is an unreadable ``VBox(...)`` repr) is replaced by a note. In the deck the note is
 followed by the widget's static state: the outputs of the next code cell that has some
@@ -30,15 +34,19 @@ followed by the widget's static state: the outputs of the next code cell that ha
 pictures if it draws any, else its tables, else its text. The page keeps only the note,
 since the next cell follows it there anyway.
 Cells whose ``slideshow.slide_type`` is ``notes`` become reveal.js speaker notes
-(``<aside class="notes">``, nbconvert's reveal template; press S in the deck).
+(``<aside class="notes">``, nbconvert's reveal template; press S in the deck), and so do
+the ``<aside class="notes">`` blocks inside markdown cells: nbconvert would render such a
+raw block alone, empty, with its prose visible after it, so the deck splits each cell at
+its asides into the visible part and notes cells. The reading page keeps all the prose,
+the aside tags dropped.
 Code shown in the deck loses the test plumbing the notebook needs (nbval's ``# NBVAL_*``
 lines, ``# noqa`` and ``# fmt: skip`` comments, ``uuid=`` arguments that only pin a
 table's HTML id); the notebook and the reading page keep the code as it is.
-The deck is laid out on a ``WIDTH`` x ``HEIGHT`` canvas with body text at ``BODY_PX`` and
-code at ``CODE_PX`` CSS pixels (scripts/measure_slides.py measures what a 1280x720 screen
-shows). These are still the sizes at which the slides' current content fits: issue 23's
-projector sizes (24 px text, 20 px code at 1280x720) wait until the reading prose has moved
-into speaker notes, since at those sizes most slides overflowed (311 of 401, measured).
+The deck is laid out on a ``WIDTH`` x ``HEIGHT`` canvas, 1280x720 with no margin, so a
+1280x720 screen shows it at scale 1: body text at ``BODY_PX`` (24) and code, outputs and
+tables at ``CODE_PX`` (20) CSS pixels, issue 23's projector sizes (scripts/measure_slides.py
+measures them, and `make test` checks every deck against its limits). In the deck only,
+prompts are hidden and long lines wrap instead of scrolling.
 Links between notebooks (``NN_x.ipynb``) point at the sibling export.
 """
 
@@ -59,15 +67,16 @@ import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import slide_metadata  # a sibling script (scripts/ is not a package)
+import deck_layout  # sibling scripts (scripts/ is not a package)
+import slide_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "export_templates"
 DEFAULT_OUT = ROOT / "exports"
-# reveal.js lays every slide out on this canvas and scales it to the window (x 0.768 on a
-# 1280x720 screen: 20 px text and 19 px code render at 15.4 and 14.6 px there).
-WIDTH, HEIGHT = 1600, 900
-BODY_PX, CODE_PX = 20, 19
+# reveal.js lays every slide out on this canvas and scales it to the window; with no
+# margin a 1280x720 screen shows it at scale 1: 24 px text and 20 px code.
+WIDTH, HEIGHT = 1280, 720
+BODY_PX, CODE_PX = 24, 20
 THEME = "white"
 WIDGET_NOTE = (
     "[live widget: it runs in JupyterLab (or Voila); this export shows its static state "
@@ -81,6 +90,38 @@ EXTRA_CSS = """
 .reveal .slides section.memorylib-scrolls { scrollbar-width: thin; }
 /* reveal's theme sets <pre> to 0.55em: code in markdown and HTML outputs keeps code size */
 .reveal .jp-RenderedHTMLCommon pre { font-size: var(--jp-code-font-size); }
+"""
+# Only in the deck: no prompts (the width goes to the code), long lines wrap instead of
+# scrolling, outputs' text and tables at code size at least, pictures at the size the
+# export gives them, the injected headings smaller than the notebook's own.
+DECK_CSS = """
+.reveal .jp-InputPrompt, .reveal .jp-OutputPrompt { display: none; }
+.reveal .jp-InputArea-editor, .reveal .jp-OutputArea-output { box-sizing: border-box;
+  width: auto; flex: 1 1 auto; min-width: 0; }
+.reveal pre, .reveal .highlight pre { white-space: pre-wrap; overflow-wrap: anywhere;
+  overflow: visible; font-size: var(--jp-code-font-size); line-height: 1.3;
+  width: auto; margin: 0; box-shadow: none; box-sizing: border-box; }
+.reveal .jp-OutputArea-output, .reveal .jp-OutputArea-output pre,
+.reveal .jp-RenderedHTMLCommon table, .reveal .jp-RenderedText pre {
+  font-size: var(--jp-code-font-size); }
+.reveal .jp-RenderedHTMLCommon td, .reveal .jp-RenderedHTMLCommon th {
+  font-size: var(--jp-code-font-size); padding: 0.2em 0.45em; }
+.reveal .jp-RenderedMarkdown td, .reveal .jp-RenderedMarkdown th {
+  font-size: var(--jp-content-font-size1); }
+.reveal .jp-RenderedHTMLCommon table { table-layout: auto; max-width: 100%; }
+.reveal .jp-OutputArea-output { overflow: visible; }
+.reveal .jp-RenderedImage img, .reveal .memorylib-widget-static img {
+  max-width: none; max-height: none; }
+.reveal .jp-RenderedMarkdown h3 { font-size: 32px; margin: 0 0 0.3em 0; }
+.reveal h1, .reveal h2, .reveal h3 { text-transform: none; }
+.reveal .memorylib-agenda-title { font-weight: bold; margin-bottom: 0; }
+/* the widget note and caption in two short lines: its picture keeps the full figure box */
+.reveal .memorylib-widget-fallback, .reveal .memorylib-widget-caption {
+  font-size: var(--jp-code-font-size); line-height: 1.25; margin: 0; display: inline; }
+.reveal .memorylib-widget-caption::before { content: " "; }
+.reveal .memorylib-widget-static { line-height: 1.25; }
+.reveal .memorylib-widget-static img { display: block; margin: 0.2em 0 0 0; }
+.reveal .jp-OutputArea-output:has(> .memorylib-widget-static) { padding-top: 0; padding-bottom: 0; }
 """
 # Test plumbing in code cells, removed from the code a deck shows (the notebook keeps it).
 PLUMBING_LINE = re.compile(r"^[ \t]*# *NBVAL_\w+[^\n]*(?:\n|$)", re.M)
@@ -137,6 +178,7 @@ def offline_resources(root: Path) -> dict[str, str | int]:
         "reveal_js_base64": b64(root / "dist" / "reveal.js"),
         "notes_js_base64": b64(root / "plugin" / "notes" / "notes.js"),
         "extra_css": EXTRA_CSS,
+        "deck_css": DECK_CSS,
         "body_px": BODY_PX,
         "code_px": CODE_PX,
         "width": WIDTH,
@@ -218,7 +260,9 @@ def prepared(nb, *, link_suffix: str, slides: bool = False):
             cell.source = LINK.sub(
                 lambda m: f"]({m.group(1)}{link_suffix}{m.group(2) or ''})", cell.source
             )
-    return nb
+            if not slides:  # the reading page keeps every word, in plain markdown
+                cell.source = deck_layout.page_markdown(cell.source)
+    return deck_layout.layout(nb) if slides else nb
 
 
 def exporters() -> tuple[SlidesExporter, HTMLExporter]:

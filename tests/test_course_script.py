@@ -126,6 +126,10 @@ def test_test_runs_the_steps_of_make_test_in_order(tmp_path: Path) -> None:
         f"{venv}/bin/ruff format --check .",
         f"{venv}/bin/lint-imports",
         f"env -u MPLBACKEND {venv}/bin/python -m pytest",
+        # then the slide limits (issue 23) over every deck, exported to a scratch folder
+        f"{venv}/bin/python scripts/export_slides.py --out artifacts/slide_check",
+        f"env -u MPLBACKEND {venv}/bin/python scripts/measure_slides.py "
+        "--decks artifacts/slide_check/slides --check",
     ]
 
 

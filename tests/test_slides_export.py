@@ -1,15 +1,19 @@
 """The offline deck a lecturer projects (scripts/export_slides.py), on a tiny notebook.
 
-The deck's code loses the test plumbing the notebook keeps, a ``notes`` cell becomes
-reveal.js speaker notes, a live widget's place shows the next cell's picture, and the
-sizes at 1280x720 are measured in Chromium by scripts/measure_slides.py (whose limit
-check is tested here on made-up slide measurements).
+The deck's code loses the test plumbing the notebook keeps, a ``notes`` cell and the
+``<aside class="notes">`` prose of a markdown cell become reveal.js speaker notes (the
+reading page keeps the prose), a live widget's place shows the next cell's picture, and
+the deck's layout at 1280x720 (scale 1, 24 px text, 20 px code, a heading on every slide,
+figures fitted to their box) is measured in Chromium by scripts/measure_slides.py (whose
+limit check is tested here on made-up slide measurements too).
+tests/test_slides_export_layout.py tests the layout itself (chunks, tables, title, recap).
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 import struct
 import zlib
@@ -24,8 +28,10 @@ from .test_slides_structure import load_script
 
 export = load_script("export_slides")
 measure_slides = load_script("measure_slides")
+layout = load_script("deck_layout")
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 NOTE = "Say aloud why the weights sum to one."
+PROSE = "The reading goes on here, for the student, while the room sees the lead alone."
 MARKED = (
     "# NBVAL_IGNORE_OUTPUT\n"
     'table = styled(frame, uuid="tiny-hits", gradient="total")  # noqa: E501\n'
@@ -61,7 +67,13 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     chart = new_output("display_data", data={"image/png": png(40, 20), "text/plain": "<Figure>"})
     cells = [
-        typed(new_markdown_cell("# Tiny deck\n\nA heading, a few lines."), "slide"),
+        typed(
+            new_markdown_cell(
+                "# Tiny deck\n\nA heading, a few lines.\n\n"
+                f'<aside class="notes">\n\n{PROSE}\n\n</aside>'
+            ),
+            "slide",
+        ),
         typed(new_code_cell(MARKED, outputs=[stream]), "subslide"),
         typed(new_markdown_cell(NOTE), "notes"),
         typed(new_markdown_cell("## The widget"), "slide"),
@@ -99,13 +111,31 @@ def test_deck_code_has_no_plumbing_and_the_notebook_keeps_it(tiny, exported) -> 
     assert nbformat.read(tiny, as_version=4).cells[1].source == MARKED
 
 
+def asides(text: str) -> list[str]:
+    return [html.unescape(a) for a in re.findall(r'<aside class="notes">(.*?)</aside>', text, re.S)]
+
+
 def test_notes_cell_becomes_speaker_notes(exported) -> None:
     deck, page = exported
     text = deck.read_text(encoding="utf-8")
-    (aside,) = re.findall(r'<aside class="notes">(.*?)</aside>', text, flags=re.S)
-    assert NOTE in html.unescape(aside)
+    assert sum(NOTE in aside for aside in asides(text)) == 1
     assert "RevealNotes" in text
     assert NOTE in page.read_text(encoding="utf-8")  # the reading page keeps the prose
+
+
+def test_aside_prose_becomes_speaker_notes_and_leaves_the_slide(exported) -> None:
+    """nbconvert renders a raw <aside> block alone (empty) and the prose after it on the
+    slide: the export splits the cell, so the notes hold the prose and the slide does not."""
+    deck, page = exported
+    text = deck.read_text(encoding="utf-8")
+    (notes,) = [a for a in asides(text) if PROSE in a]
+    assert "<p>" in notes  # rendered as markdown, inside the notes
+    assert all(aside.strip() for aside in asides(text))  # no empty notes
+    outside = re.sub(r'<aside class="notes">.*?</aside>', "", text, flags=re.S)
+    assert PROSE not in shown_text(outside)
+    assert "A heading, a few lines." in shown_text(outside)  # the lead stays on the slide
+    page_text = page.read_text(encoding="utf-8")
+    assert PROSE in shown_text(page_text) and "<aside" not in page_text
 
 
 def test_widget_place_shows_the_next_cells_picture(exported) -> None:
@@ -186,15 +216,37 @@ def test_tiny_deck_measures_projector_sizes(exported) -> None:
         page.evaluate("() => Reveal.slide(0, 1)")  # reveal's notes plugin shows these (S)
         assert NOTE in page.evaluate("() => Reveal.getSlideNotes()")
         context.close()
-    assert list(measured) == ["0.0", "0.1", "1.0", "1.1"]
-    assert measured["0.0"]["headed"] and not measured["0.1"]["headed"]
-    # the export's CSS sizes, scaled as reveal fits its canvas into the 1280x720 window
-    scale = min(1280 / export.WIDTH, 720 / export.HEIGHT) * 0.96  # reveal's 4% margin
-    assert measured["0.0"]["body_px"] == pytest.approx(export.BODY_PX * scale, abs=0.6)
-    assert measured["0.1"]["code_px"] == pytest.approx(export.CODE_PX * scale, abs=0.6)
+    # the title slide; the code (its own heading injected); the widget's heading and code;
+    # the widget's static state; the chart's code; the chart, alone on its slide
+    assert list(measured) == ["0.0", "0.1", "1.0", "1.1", "1.2", "1.3"]
+    assert all(m["headed"] for m in measured.values())
+    assert all(m["overflow"] == [] for m in measured.values())
+    # reveal shows its 1280x720 canvas at scale 1 on a 1280x720 screen: the CSS sizes
+    assert export.WIDTH == 1280 and export.HEIGHT == 720
+    assert {m["scale"] for m in measured.values()} == {1.0}
+    assert measured["0.0"]["body_px"] == export.BODY_PX == 24
+    assert measured["0.1"]["code_px"] == export.CODE_PX == 20
     assert measured["0.1"]["plumbing"] == []
     assert measured["0.1"]["words"] < 20  # the notes cell's sentence is not counted
-    assert measured["0.0"]["prose_words"] == measured["0.0"]["words"] == 7
-    assert measured["1.0"]["widget"] == {"drawn": 1, "blank": False}
-    (picture,) = measured["1.0"]["charts"]
-    assert picture["kind"] == "png" and picture["height_px"] > 0
+    assert measured["0.0"]["words"] == 10  # title, lead, "Today" and the agenda's one line
+    assert measured["1.1"]["widget"] == {"drawn": 1, "blank": False}
+    (state,) = measured["1.1"]["charts"]
+    assert state["kind"] == "png" and state["height_px"] == 560  # the whole figure box
+    (picture,) = measured["1.3"]["charts"]  # 40x20 scaled into 1200x560: x28
+    assert picture["height_px"] == 560 and picture["label_px"] == pytest.approx(13.9 * 28)
+
+
+@BROWSER_MARKS[0]
+@BROWSER_MARKS[1]
+def test_check_over_a_relative_decks_folder_passes_on_the_tiny_deck(
+    exported, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `make test` runs (scripts/course.py): ``--check`` over a folder given relative
+    to the repository; the tiny deck meets every limit."""
+    deck, _ = exported
+    monkeypatch.chdir(deck.parent.parent)
+    out = tmp_path / "measured.json"
+    code = measure_slides.main(["--decks", "slides", "--out", str(out), "--check"])
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["summary"]["overall"]["slides"] == 6
+    assert report["failures"] == [] and code == 0

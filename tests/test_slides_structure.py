@@ -206,15 +206,18 @@ def test_export_is_self_contained(tmp_path: Path) -> None:
             assert "cdnjs" not in text and "unpkg" not in text, path
         text = deck.read_text(encoding="utf-8")
         assert "data:text/javascript;base64," in text
-        nb = nbformat.read(source, as_version=4)
-        kinds = None if slides.has_slide_metadata(nb) else slides.provisional_types(nb)
-        shape = slides.slides(nb, kinds)
+        # the deck's slides are those of the export's in-memory deck copy
+        deck_copy = export.prepared(
+            nbformat.read(source, as_version=4), link_suffix=".html", slides=True
+        )
+        shape = slides.slides(deck_copy)
         assert text.count("<section") == len(slides.shape(shape)) + len(shape), deck.name
     deck = tmp_path / "slides" / f"{PLAYGROUND}.html"
     text = deck.read_text(encoding="utf-8")
     assert "memorylib-widget-fallback" in text and "VBox(" not in text
     assert 'href="09_live_agent.html"' in text  # links point at the sibling export
-    expected = slides.slides(nbformat.read(slides.NOTEBOOKS / f"{PLAYGROUND}.ipynb", as_version=4))
+    playground = nbformat.read(slides.NOTEBOOKS / f"{PLAYGROUND}.ipynb", as_version=4)
+    expected = slides.slides(export.prepared(playground, link_suffix=".html", slides=True))
     # nbconvert nests every slide: one outer <section> per horizontal slide, one per leaf
     assert text.count("<section") == len(slides.shape(expected)) + len(expected)
     assert (tmp_path / "index.html").is_file()
