@@ -62,6 +62,7 @@ __all__ = [
     "evidence",
     "explained",
     "idf",
+    "query_idf",
     "query_weights",
     "recency_score",
     "score_recall_candidate",
@@ -271,6 +272,13 @@ def bm25_score(
     return score
 
 
+def query_idf(
+    query: RecallQuery, corpus: CorpusStats, weights: Mapping[str, float] | None
+) -> float:
+    """The query's weighted idf summed over its terms (in their order): the evidence's total."""
+    return sum(weighted_idf(term, corpus, weights) for term in query.terms)
+
+
 def evidence(
     query: RecallQuery,
     candidate: RecallCandidate,
@@ -278,9 +286,13 @@ def evidence(
     weights: Mapping[str, float] | None = None,
 ) -> float:
     """The share of the query's idf the candidate matches (1.0: every term); with query
-    weights (``weights``, or else the query's own), of its weighted idf."""
+    weights (``weights``, or else the query's own), of its weighted idf. The total is
+    ``corpus.query_idf`` when the ranking stage has summed it (``query_idf``, with the
+    query's own weights), else summed here."""
     weights = query_weights(query) if weights is None else weights
-    total = sum(weighted_idf(term, corpus, weights) for term in query.terms)
+    total = corpus.query_idf
+    if total is None:
+        total = query_idf(query, corpus, weights)
     matched = sum(weighted_idf(term, corpus, weights) for term in candidate.matched_terms)
     return matched / total if total else 0.0
 
