@@ -57,15 +57,12 @@ __all__ = [
 class CorpusStats:
     """What BM25 knows about the searched records: how many, their mean length in
     terms, and how many hold each query term. ``best_bm25`` is the query's highest
-    BM25 among its candidates (set by the ranking stage for the bm25+recency scorer),
-    ``query_idf`` the query's weighted idf summed over its terms, the evidence's
-    denominator (set by the ranking stage: once per query, not once per candidate)."""
+    BM25 among its candidates (set by the ranking stage for the bm25+recency scorer)."""
 
     documents: int
     total_length: float
     document_frequency: Mapping[str, int] = field(default_factory=dict)
     best_bm25: float | None = None
-    query_idf: float | None = None
 
     @property
     def average_length(self) -> float:

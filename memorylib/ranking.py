@@ -23,7 +23,6 @@ from .scoring import (
     ScoringPolicy,
     bm25_score,
     explained,
-    query_idf,
     query_weights,
     score_recall_candidate,
 )
@@ -72,8 +71,7 @@ def stable_rank_recall_candidates(
     """Score every candidate, order by the explicit keys, keep ``query.limit``. Pure.
 
     ``corpus`` defaults to the CandidateSet's (the BM25 scorers need it); for bm25+recency its
-    ``best_bm25`` is found here unless it is already set, and its ``query_idf`` (the
-    evidence's total, the same for every candidate) likewise. ``score`` is the scoring
+    ``best_bm25`` is found here unless it is already set. ``score`` is the scoring
     function (called like ``score_recall_candidate``): yours, to compare with ours.
     """
     query = require(query, RecallQuery, "query")
@@ -87,10 +85,6 @@ def stable_rank_recall_candidates(
         weights = query_weights(query)
         best = max((bm25_score(c, corpus, policy, weights) for c in items), default=0.0)
         corpus = dataclasses.replace(corpus, best_bm25=best)
-    if corpus is not None and corpus.query_idf is None:  # every candidate's evidence total
-        corpus = dataclasses.replace(
-            corpus, query_idf=query_idf(query, corpus, query_weights(query))
-        )
     late = score is score_recall_candidate and not policy.chapter_terms  # explain the hits only
     scored = []
     for candidate in items:

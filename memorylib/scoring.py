@@ -59,10 +59,10 @@ __all__ = [
     "analysis_parameters",
     "bm25_score",
     "bm25_term_weight",
+    "breakdown_parameters",
     "evidence",
     "explained",
     "idf",
-    "query_idf",
     "query_weights",
     "recency_score",
     "score_recall_candidate",
@@ -272,13 +272,6 @@ def bm25_score(
     return score
 
 
-def query_idf(
-    query: RecallQuery, corpus: CorpusStats, weights: Mapping[str, float] | None
-) -> float:
-    """The query's weighted idf summed over its terms (in their order): the evidence's total."""
-    return sum(weighted_idf(term, corpus, weights) for term in query.terms)
-
-
 def evidence(
     query: RecallQuery,
     candidate: RecallCandidate,
@@ -286,13 +279,9 @@ def evidence(
     weights: Mapping[str, float] | None = None,
 ) -> float:
     """The share of the query's idf the candidate matches (1.0: every term); with query
-    weights (``weights``, or else the query's own), of its weighted idf. The total is
-    ``corpus.query_idf`` when the ranking stage has summed it (``query_idf``, with the
-    query's own weights), else summed here."""
+    weights (``weights``, or else the query's own), of its weighted idf."""
     weights = query_weights(query) if weights is None else weights
-    total = corpus.query_idf
-    if total is None:
-        total = query_idf(query, corpus, weights)
+    total = sum(weighted_idf(term, corpus, weights) for term in query.terms)
     matched = sum(weighted_idf(term, corpus, weights) for term in candidate.matched_terms)
     return matched / total if total else 0.0
 
@@ -310,7 +299,10 @@ def analysis_parameters(policy: ScoringPolicy) -> tuple[tuple[str, str], ...]:
     return found
 
 
-def _parameters(policy: ScoringPolicy, corpus: CorpusStats | None) -> tuple[tuple[str, float], ...]:
+def breakdown_parameters(
+    policy: ScoringPolicy, corpus: CorpusStats | None
+) -> tuple[tuple[str, float], ...]:
+    """A breakdown's ``parameters``: the policy's BM25 constants and the corpus's counts."""
     found: list[tuple[str, float]] = []
     if policy.uses_bm25 and corpus is not None:
         found += [
@@ -399,6 +391,6 @@ def score_recall_candidate(
         lexical_score=None if policy.scorer == "coverage" else round(lexical, 6),
         bm25=None if raw is None else round(raw, 6),
         evidence=None if share is None else round(share, 6),
-        parameters=_parameters(policy, corpus),
+        parameters=breakdown_parameters(policy, corpus),
     )
     return explained(breakdown, query, candidate, policy) if explain else breakdown

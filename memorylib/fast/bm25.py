@@ -39,7 +39,7 @@ import numpy as np
 
 from memorylib.candidates import CorpusStats
 from memorylib.records import RecallCandidate
-from memorylib.scoring import bm25_score, query_idf, query_weights, weighted_idf
+from memorylib.scoring import bm25_score, query_weights, weighted_idf
 from memorylib.timestamps import SECONDS_PER_DAY, epoch_micros
 
 from .context import Neighbourhood
@@ -133,8 +133,7 @@ class BM25Scorer:
         self._newest = (0, np.iinfo(np.int64).min)  # (docs seen, their latest capture time)
 
     def corpus(self, found: Matches) -> CorpusStats:
-        """The taught candidate stage's counts: live docs, their terms, each query term's df,
-        and the ranking stage's ``query_idf``."""
+        """The taught candidate stage's counts: live docs, their terms, each query term's df."""
         state = self.state
         alive = state.alive.view
         frequency = dict.fromkeys(found.query.terms, 0)
@@ -144,11 +143,7 @@ class BM25Scorer:
             else:
                 frequency[term] = sum(len(docs) for docs, _ in parts)
         total = state.alive_length if self.context is None else self.context.total
-        corpus = CorpusStats(state.searched, total, frequency)
-        # the evidence's total, as the ranking stage sums it (set: it keeps this corpus)
-        return dataclasses.replace(
-            corpus, query_idf=query_idf(found.query, corpus, query_weights(found.query))
-        )
+        return CorpusStats(state.searched, total, frequency)
 
     def shortlist(self, found: Matches) -> tuple[list[int], CorpusStats]:
         """Docs that certainly hold the top ``limit`` by ``found.policy``, and the corpus
@@ -183,7 +178,7 @@ class BM25Scorer:
         if not sparse and len(docs) < len(raw):  # (every doc matching: already aligned)
             raw = raw[docs]
             matched_idf = None if matched_idf is None else matched_idf[docs]
-        total_idf = corpus.query_idf  # = the evidence's total
+        query_idf = sum(weighted_idf(term, corpus, weights) for term in query.terms)
         if policy.scorer == "bm25+recency":
             corpus = self._with_best_bm25(found, docs, raw, corpus)
             best = corpus.best_bm25
@@ -193,7 +188,7 @@ class BM25Scorer:
         else:
             lexical = levels / len(query.terms)
         if matched_idf is not None:  # the taught filter (on the rounded share) is exact
-            share = matched_idf / total_idf if total_idf else np.zeros(len(docs))
+            share = matched_idf / query_idf if query_idf else np.zeros(len(docs))
             keep = share >= policy.min_evidence - ROUNDING_SLACK
             docs, levels, lexical = docs[keep], levels[keep], lexical[keep]
         if len(docs) <= query.limit:

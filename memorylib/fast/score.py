@@ -12,9 +12,9 @@ operations in the taught order (``scoring.bm25_term_weight``, ``scoring.recency_
 the same sums, the same rounding), so every float is the reference's.
 
 The breakdown's ``parameters`` depend on the policy and corpus only: the reference's
-``scoring._parameters`` makes them once. A call for anything else than the query, policy
-and corpus it was made for, one the reference would refuse for want of a corpus, or a
-candidate built by hand (no length counted), goes to the reference.
+``scoring.breakdown_parameters`` makes them once. A call for anything else than the
+query, policy and corpus it was made for, one the reference would refuse for want of a
+corpus, or a candidate built by hand (no length counted), goes to the reference.
 ``tests/test_fast_equivalence.py`` holds it equal to the reference on random candidates.
 """
 
@@ -27,9 +27,9 @@ from memorylib.explanation import TermMatch
 from memorylib.records import RecallCandidate, RecallQuery, RecallScoreBreakdown
 from memorylib.scoring import (
     ScoringPolicy,
-    _parameters,
     analysis_parameters,
     bm25_term_weight,
+    breakdown_parameters,
     query_weights,
     recency_score,
     score_recall_candidate,
@@ -52,7 +52,7 @@ class QueryScorer:
         self._idf: dict[str, float] = {}
         # = the evidence's denominator: the same terms summed in the same order
         self.query_idf = sum(self.idf(term) for term in query.terms) if self.counted else 0.0
-        self.parameters = _parameters(policy, corpus)  # = every breakdown's
+        self.parameters = breakdown_parameters(policy, corpus)  # = every breakdown's
         self.explains = not policy.chapter_terms
         if self.explains:
             self.analysis = analysis_parameters(policy)
