@@ -111,6 +111,10 @@ class Neighbourhood:
                 )
         return order, source
 
+    def expanded(self, term: str) -> Parts | None:
+        """``postings`` of ``term`` as made since the last rebuild (None: not made yet)."""
+        return self._expanded.get(term)
+
     def postings(self, term: str, parts: Parts) -> Parts:
         """``parts`` (a term's postings in the state) in context: the docs that hold the
         term or sit next to one that does, with their counts summed as taught."""

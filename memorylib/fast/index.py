@@ -111,8 +111,10 @@ class _View:
     scorer: BM25Scorer
 
     def postings(self, term: str) -> Parts:
-        parts = self.state.postings(term)
-        return parts if self.context is None else self.context.postings(term, parts)
+        if self.context is None:
+            return self.state.postings(term)
+        found = self.context.expanded(term)  # kept since docs last joined or died
+        return self.context.postings(term, self.state.postings(term)) if found is None else found
 
 
 class RecallIndex:
