@@ -208,8 +208,8 @@ def in_context(
         found = [_term_source(record.memory_id, 0, 1.0, count)] if count else []
         for neighbour, theirs in around:
             count = theirs.counts.get(term, 0)
-            frequency += neighbour.weight * count
-            if count:
+            if count:  # (a neighbour without the term adds nothing)
+                frequency += neighbour.weight * count
                 found.append(
                     _term_source(
                         neighbour.record.memory_id, neighbour.distance, neighbour.weight, count

@@ -59,6 +59,7 @@ __all__ = [
     "analysis_parameters",
     "bm25_score",
     "bm25_term_weight",
+    "breakdown_parameters",
     "evidence",
     "explained",
     "idf",
@@ -298,7 +299,10 @@ def analysis_parameters(policy: ScoringPolicy) -> tuple[tuple[str, str], ...]:
     return found
 
 
-def _parameters(policy: ScoringPolicy, corpus: CorpusStats | None) -> tuple[tuple[str, float], ...]:
+def breakdown_parameters(
+    policy: ScoringPolicy, corpus: CorpusStats | None
+) -> tuple[tuple[str, float], ...]:
+    """A breakdown's ``parameters``: the policy's BM25 constants and the corpus's counts."""
     found: list[tuple[str, float]] = []
     if policy.uses_bm25 and corpus is not None:
         found += [
@@ -387,6 +391,6 @@ def score_recall_candidate(
         lexical_score=None if policy.scorer == "coverage" else round(lexical, 6),
         bm25=None if raw is None else round(raw, 6),
         evidence=None if share is None else round(share, 6),
-        parameters=_parameters(policy, corpus),
+        parameters=breakdown_parameters(policy, corpus),
     )
     return explained(breakdown, query, candidate, policy) if explain else breakdown

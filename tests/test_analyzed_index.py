@@ -33,7 +33,7 @@ from memorylib.analysis import (
     FULL_ANALYZER,
     text_terms,
 )
-from memorylib.candidates import build_recall_candidates
+from memorylib.candidates import build_recall_candidates, in_context
 from memorylib.evaluation import CONFIGURATIONS
 from memorylib.fast import bm25 as bm25_module
 from memorylib.fast import persist
@@ -281,3 +281,37 @@ def test_a_new_process_that_loads_the_saved_index_answers_as_taught(
 )
 def test_the_index_analyzes_a_text_as_the_taught_stage_does(text: str, analyzer) -> None:
     assert analyzed_counts(text, analyzer) == dict(text_terms(text, analyzer).counts)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    ops=operations(),
+    asks=st.lists(st.lists(token, min_size=1, max_size=4), min_size=1, max_size=6),
+    weights=st.sampled_from([(0.4, 0.25, 0.1), (0.5,), (1.0, 1.0)]),
+    analyzer=st.sampled_from([CHAPTER_ANALYZER, FULL_ANALYZER]),
+)
+def test_a_docs_kept_counts_in_context_are_what_in_context_gives(
+    tmp_path_factory, ops, asks, weights, analyzer
+) -> None:
+    """``Neighbourhood.counted`` keeps each term's numbers for a doc between queries: every
+    doc asked for any sequence of term lists (repeats, overlaps, terms it lacks) gets what
+    ``in_context`` gives for that list, bit for bit."""
+    store = RemoteMemoryStore(tmp_path_factory.mktemp("c") / "m.jsonl", user_id="u")
+    apply(store, ops)
+    policy = ScoringPolicy.bm25(analyzer=analyzer, context=weights)
+    engine = RecallEngine(store, policy=policy)
+    engine.recall("memory run 记忆", as_of=CLOCKS[1])  # builds the index and the view
+    index = engine._index
+    view = index._view(policy)
+    docs = [d for d in range(len(view.state.ids)) if view.state.alive.view[d]]
+    for doc, record in zip(docs, index._load(docs), strict=True):
+        own = text_terms(record.summary + " " + record.content, analyzer)
+        around, _, _ = view.context.placed(doc, own, index._load)
+        for words in asks:
+            terms = tuple(sorted({t for w in words for t in text_terms(w, analyzer).terms}))
+            kept = view.context.counted(doc, record, own, around, terms)
+            assert repr(kept) == repr(in_context(record, own, around, terms))

@@ -17,7 +17,11 @@ does the same for one ``IndexState`` (any analyzer's) and one tuple of weights:
   docs next to them (one sorted part of fractional counts, for ``fast.bm25`` and the
   index's levels);
 * ``placed``: a shortlisted doc's neighbours as the taught stage lists them (their
-  records read back, their terms), so the candidate is built by ``in_context`` itself.
+  records read back, their terms), so the candidate is built by ``in_context`` itself;
+* ``counted``: ``in_context`` of a shortlisted doc for some terms, each term's count and
+  sources kept for the doc's next queries. A term's numbers in ``in_context`` depend on
+  that term alone (its own sum, in the taught order), so those kept from one call are
+  the ones another call would give: a doc shortlisted again costs lookups.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from collections.abc import Callable
 import numpy as np
 
 from memorylib.analysis import TextTerms, text_terms
-from memorylib.candidates import Neighbour
+from memorylib.candidates import Neighbour, in_context
+from memorylib.explanation import TermSource
 from memorylib.records import StoredMemory
 
 from .state import IndexState, Parts
@@ -41,6 +46,8 @@ _PLACED_MAX = 20_000  # docs whose neighbours are kept (then they are read again
 # every term the doc can be found by (its own and theirs, sorted).
 Placed = tuple[tuple[tuple[Neighbour, TextTerms], ...], frozenset[str], tuple[str, ...]]
 Load = Callable[[list[int]], list[StoredMemory]]
+# What in_context gives a doc for a few terms: frequencies, length, sources.
+Counted = tuple[tuple[float, ...], float, tuple[tuple[TermSource, ...], ...]]
 
 
 class Neighbourhood:
@@ -60,6 +67,8 @@ class Neighbourhood:
         self._key = key
         self._expanded: dict[str, Parts] = {}
         self._placed: dict[int, Placed] = {}
+        # per doc: its memory_id, length in context, each term's (frequency, sources)
+        self._counted: dict[int, tuple[str, float, dict]] = {}
         self._records: dict[int, StoredMemory] = {}
         size = len(state.ids)
         order, group = self._taught_order()
@@ -102,6 +111,10 @@ class Neighbourhood:
                 )
         return order, source
 
+    def expanded(self, term: str) -> Parts | None:
+        """``postings`` of ``term`` as made since the last rebuild (None: not made yet)."""
+        return self._expanded.get(term)
+
     def postings(self, term: str, parts: Parts) -> Parts:
         """``parts`` (a term's postings in the state) in context: the docs that hold the
         term or sit next to one that does, with their counts summed as taught."""
@@ -134,6 +147,7 @@ class Neighbourhood:
         if len(self._records) + len(missing) > _PLACED_MAX:
             self._records.clear()
             self._placed.clear()
+            self._counted.clear()
             missing = [m for m, _, _ in near]
         self._records.update(zip(missing, load(missing), strict=True))
         analyzer, records = self.state.analyzer, self._records
@@ -147,3 +161,21 @@ class Neighbourhood:
         nearby = frozenset().union(*(theirs.counts for _, theirs in around))
         self._placed[doc] = found = (around, nearby, tuple(sorted(nearby.union(own.terms))))
         return found
+
+    def counted(
+        self, doc: int, record: StoredMemory, own: TextTerms, around: tuple, terms: tuple[str, ...]
+    ) -> Counted:
+        """= ``in_context(record, own, around, terms)`` for ``doc`` (``around``: its
+        ``placed`` neighbours), from the terms' numbers kept for the doc when it has them."""
+        kept = self._counted.get(doc)
+        if kept is None or kept[0] != record.memory_id:
+            kept = None
+        missing = terms if kept is None else tuple(t for t in terms if t not in kept[2])
+        if missing or kept is None:
+            frequencies, length, sources = in_context(record, own, around, missing)
+            if kept is None:
+                kept = self._counted[doc] = (record.memory_id, length, {})
+            kept[2].update(zip(missing, zip(frequencies, sources, strict=True), strict=True))
+        table = kept[2]
+        found = [table[t] for t in terms]
+        return tuple(f for f, _ in found), kept[1], tuple(s for _, s in found)

@@ -24,7 +24,8 @@ is answered the same way from another *view*: the query analyzed as taught
 one, ``IndexState.with_analyzer``); with context, those postings and lengths counted
 with the neighbours (``fast.context``); a ``BM25Scorer`` of its own, with the query's
 weights. Its shortlisted records become candidates through the taught
-``analysis.text_terms`` and ``candidates.in_context``.
+``analysis.text_terms`` and ``candidates.in_context`` (its numbers kept per doc and
+term, ``Neighbourhood.counted``).
 
 The index follows the file: a ``stat`` per query; when the file grew, only the new
 committed lines are read (``log.FileLog``); when it was replaced, truncated or
@@ -45,7 +46,6 @@ from typing import NamedTuple
 import numpy as np
 
 from memorylib.analysis import CHAPTER_ANALYZER, Analyzer, text_terms
-from memorylib.candidates import in_context
 from memorylib.checks import require
 from memorylib.errors import RemoteMemoryCorruptionError
 from memorylib.pipeline import empty_reason, prepare_query, recall_pipeline
@@ -111,8 +111,10 @@ class _View:
     scorer: BM25Scorer
 
     def postings(self, term: str) -> Parts:
-        parts = self.state.postings(term)
-        return parts if self.context is None else self.context.postings(term, parts)
+        if self.context is None:
+            return self.state.postings(term)
+        found = self.context.expanded(term)  # kept since docs last joined or died
+        return self.context.postings(term, self.state.postings(term)) if found is None else found
 
 
 class RecallIndex:
@@ -399,7 +401,8 @@ class RecallIndex:
         """RecallCandidates of ``docs``: records read back, terms as the taught stage finds
         them (the tokenizer's third call, see ``fast.state``; another analyzer's terms by
         the taught ``text_terms``), term frequencies and lengths from the index, or with
-        context counted by the taught ``in_context`` among the neighbours."""
+        context counted by the taught ``in_context`` among the neighbours (kept per doc and
+        term: ``Neighbourhood.counted``)."""
         view = self._view(found.policy)
         state, context, analyzer = view.state, view.context, view.state.analyzer
         wanted = set(found.query.terms)
@@ -419,7 +422,7 @@ class RecallIndex:
                 own = text_terms(text, analyzer)
                 around, nearby, searchable = context.placed(doc, own, self._load)
                 matched = tuple(t for t in ordered if t in own.counts or t in nearby)
-                frequencies, length, sources = in_context(record, own, around, matched)
+                frequencies, length, sources = context.counted(doc, record, own, around, matched)
             else:
                 if analyzer.is_chapter:
                     searchable = self._searchable(doc, text)  # = searchable_terms

@@ -11,10 +11,10 @@ the taught functions (``scoring.query_weights``, ``scoring.weighted_idf``,
 operations in the taught order (``scoring.bm25_term_weight``, ``scoring.recency_score``,
 the same sums, the same rounding), so every float is the reference's.
 
-The first candidate is scored by ``score_recall_candidate`` itself, and its breakdown's
-``parameters`` (which depend on the policy and corpus only) are reused for the others.
-A call for anything else than the query, policy and corpus it was made for, or a
-candidate built by hand (no length counted), goes to the reference.
+The breakdown's ``parameters`` depend on the policy and corpus only: the reference's
+``scoring.breakdown_parameters`` makes them once. A call for anything else than the
+query, policy and corpus it was made for, one the reference would refuse for want of a
+corpus, or a candidate built by hand (no length counted), goes to the reference.
 ``tests/test_fast_equivalence.py`` holds it equal to the reference on random candidates.
 """
 
@@ -29,6 +29,7 @@ from memorylib.scoring import (
     ScoringPolicy,
     analysis_parameters,
     bm25_term_weight,
+    breakdown_parameters,
     query_weights,
     recency_score,
     score_recall_candidate,
@@ -51,7 +52,7 @@ class QueryScorer:
         self._idf: dict[str, float] = {}
         # = the evidence's denominator: the same terms summed in the same order
         self.query_idf = sum(self.idf(term) for term in query.terms) if self.counted else 0.0
-        self.parameters: tuple[tuple[str, float], ...] | None = None
+        self.parameters = breakdown_parameters(policy, corpus)  # = every breakdown's
         self.explains = not policy.chapter_terms
         if self.explains:
             self.analysis = analysis_parameters(policy)
@@ -79,17 +80,14 @@ class QueryScorer:
         mine = query is self.query and policy is self.policy and corpus is self.corpus
         if (
             not mine
-            or self.parameters is None
+            or (corpus is None and (policy.uses_bm25 or policy.min_evidence))
             or not isinstance(candidate, RecallCandidate)
             or candidate.query_id != query.query_id
             or (policy.uses_bm25 and not candidate.length)
         ):
-            breakdown = score_recall_candidate(
+            return score_recall_candidate(
                 query, candidate, as_of=as_of, policy=policy, corpus=corpus, explain=explain
             )
-            if mine:
-                self.parameters = breakdown.parameters
-            return breakdown
         moment = parse_timestamp(as_of, "as_of")
         matched = candidate.matched_terms
         coverage = len(matched) / len(query.terms)
