@@ -115,6 +115,8 @@ def install(runner: Runner, venv: Path, which: str, allowed: bool) -> None:
 def course(runner: Runner, venv: Path, jupyter_args: list[str]) -> int:
     """JupyterLab on the index notebook; ``--allow-root`` only when the uid is 0 (POSIX)."""
     as_root = not WINDOWS and os.geteuid() == 0
+    if not WINDOWS:  # a CJK font for the charts of both editions (a note when it cannot)
+        runner.run(["bash", "scripts/ensure-fonts.sh"], check=False)
     command = [str(venv_tool(venv, "jupyter")), "lab"]
     command += ["--allow-root"] if as_root else []
     command += [*jupyter_args, "notebooks/00_index.ipynb"]
@@ -132,6 +134,7 @@ def test(runner: Runner, venv: Path) -> int:
     if WINDOWS:  # both installers need root and apt-get: their suites skip with a message
         print("note: no Chromium or PostgreSQL set-up on Windows; those suites will skip")
     else:
+        runner.run(["bash", "scripts/ensure-fonts.sh"])
         runner.run(["bash", "scripts/ensure-chromium.sh"])
         runner.run(["bash", "scripts/ensure-postgres.sh"])
     runner.run([str(venv_tool(venv, "ruff")), "check", "."])

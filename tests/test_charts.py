@@ -41,10 +41,15 @@ def test_the_funnel_of_03_shows_each_stage_count() -> None:
 
 
 def test_the_font_family_list_is_set_in_one_place() -> None:
-    setup_notebook(fonts=("Some CJK Font", *CHART_FONTS))
-    assert matplotlib.rcParams["font.family"] == ["Some CJK Font", *CHART_FONTS]
+    """The installed families of CHART_FONTS, in its order: one not installed is left out
+    (matplotlib would log a warning into the cell's output for it)."""
+    installed = {font.name for font in matplotlib.font_manager.fontManager.ttflist}
+    setup_notebook(fonts=("Some Font Nobody Has", *CHART_FONTS))
+    assert matplotlib.rcParams["font.family"] == [f for f in CHART_FONTS if f in installed]
+    assert matplotlib.rcParams["font.family"][0] == "DejaVu Sans"
+    setup_notebook(fonts=("Some Font Nobody Has",))
+    assert matplotlib.rcParams["font.family"] == ["DejaVu Sans"]
     setup_notebook()
-    assert matplotlib.rcParams["font.family"] == list(CHART_FONTS)
 
 
 # A deck shows each figure alone, scaled (aspect kept) into a 1200 x 560 px box of a 1280x720
@@ -95,3 +100,39 @@ def test_no_chart_text_is_set_smaller_than_the_course_font() -> None:
                 if named or (value[0].isdigit() and float(value) < font_pt):
                     smaller.append((path.stem, cell.get("id"), match[0]))
     assert smaller == []
+
+
+def test_a_chart_draws_chinese_without_a_missing_glyph() -> None:
+    """Both editions' charts carry Chinese (records, terms, the zh edition's labels): with the
+    course's set-up every glyph of this text is found; a missing one warns, and fails here."""
+    import warnings
+
+    from memorylib.notebook.common import register_fonts
+
+    setup_notebook()
+    register_fonts()  # a second call adds nothing: the files are known now
+    assert register_fonts() == []
+    text = "存储记录不等于召回结果：分层记忆 recall"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a UserWarning
+        fig, ax = plt.subplots()
+        ax.set_title(text)
+        ax.bar(["召回", "候选", "评分"], [3, 2, 1])
+        fig.canvas.draw()
+    plt.close(fig)
+    installed = {font.name for font in matplotlib.font_manager.fontManager.ttflist}
+    assert installed & set(CHART_FONTS[1:]), "no CJK family: run scripts/ensure-fonts.sh"
+
+
+def test_a_chart_without_a_cjk_font_would_fail_the_check() -> None:
+    """The check above can fail: DejaVu Sans alone has no Chinese glyph and warns."""
+    import warnings
+
+    with matplotlib.rc_context({"font.family": ["DejaVu Sans"]}):
+        fig, ax = plt.subplots()
+        ax.set_title("召回")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fig.canvas.draw()
+        plt.close(fig)
+    assert any("missing from font" in str(w.message) for w in caught)

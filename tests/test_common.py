@@ -53,7 +53,7 @@ def test_a_styler_that_shows_its_index_keeps_it_in_the_text(frame: pd.DataFrame)
 
 
 def test_typed_attempt() -> None:
-    assert typed_attempt(lambda: 42) == (NO_ERROR, "42")
+    assert typed_attempt(lambda: 42) == (str(NO_ERROR), "42")
 
     def rejected() -> None:
         raise RemoteMemoryValidationError("limit must be between 1 and 10, got 0")

@@ -73,8 +73,9 @@ def test_a_fresh_machine_gets_a_venv_and_the_light_set(tmp_path: Path) -> None:
     assert lines[0].endswith(f"-m venv {venv}")
     assert lines[1] == f"{venv}/bin/python -m pip install --quiet --upgrade pip"
     assert lines[2] == f"{venv}/bin/python -m pip install --quiet -c constraints.txt -e '.[course]'"
-    assert lines[3].startswith(f"env -u MPLBACKEND {venv}/bin/jupyter lab ")
-    assert len(lines) == 4
+    assert lines[3] == "bash scripts/ensure-fonts.sh"  # a CJK font for the charts, when missing
+    assert lines[4].startswith(f"env -u MPLBACKEND {venv}/bin/jupyter lab ")
+    assert len(lines) == 5
     assert not venv.exists()  # a dry run creates nothing
 
 
@@ -111,7 +112,8 @@ def test_no_install_never_installs(tmp_path: Path) -> None:
 
 def test_course_passes_jupyter_options_and_allow_root_only_for_uid_0(tmp_path: Path) -> None:
     venv = fake_venv(tmp_path, "course")
-    [line] = dry_run(venv, "course", "--ip", "0.0.0.0", "--no-browser")
+    fonts, line = dry_run(venv, "course", "--ip", "0.0.0.0", "--no-browser")
+    assert fonts == "bash scripts/ensure-fonts.sh"
     root = ["--allow-root"] if os.geteuid() == 0 else []
     words = ["env", "-u", "MPLBACKEND", f"{venv}/bin/jupyter", "lab", *root]
     assert line.split() == [*words, "--ip", "0.0.0.0", "--no-browser", "notebooks/00_index.ipynb"]
@@ -120,6 +122,7 @@ def test_course_passes_jupyter_options_and_allow_root_only_for_uid_0(tmp_path: P
 def test_test_runs_the_steps_of_make_test_in_order(tmp_path: Path) -> None:
     venv = fake_venv(tmp_path, "dev")
     assert dry_run(venv, "test") == [
+        "bash scripts/ensure-fonts.sh",
         "bash scripts/ensure-chromium.sh",
         "bash scripts/ensure-postgres.sh",
         f"{venv}/bin/ruff check .",

@@ -234,7 +234,7 @@ def test_each_profile_scenario_teaches_its_rule() -> None:
         PROFILE_SCENARIOS["E"],
         PROFILE_SCENARIOS["F"],
     )
-    assert e_store == f_store and "profile-001" not in e_store
+    assert e_store == f_store and "profile-001" not in str(e_store)
     assert [r["kind"] for r in e_records] == [MemoryKind.CONVERSATION]
     snapshot, newer = f_records
     assert newer["kind"] is MemoryKind.CONVERSATION and snapshot["kind"] is MemoryKind.PROFILE
@@ -246,7 +246,7 @@ def test_each_profile_scenario_teaches_its_rule() -> None:
 def test_the_profile_truth_is_the_block_build_system_prompt_injects(tmp_path: Path) -> None:
     for label, (holds, _, appended) in PROFILE_SCENARIOS.items():
         store = RemoteMemoryStore(tmp_path / f"{label}.jsonl")
-        if holds.startswith("profile-001"):
+        if str(holds).startswith("profile-001"):
             seed_teaching_store(store)
         else:
             store.append_many(r for r in TEACHING_RECORDS if r["kind"] is MemoryKind.CONVERSATION)

@@ -61,7 +61,9 @@ def _keys_used() -> tuple[set[str], set[str]]:
             continue
         source = path.read_text(encoding="utf-8")
         engine = path.name == "exercises.py"
-        for call, fmt, key, brace in re.findall(r'(ex\.say|\bsay)\(\s*(f?)"([\w.]*)(\{?)', source):
+        for call, fmt, key, brace in re.findall(
+            r'(ex\.say|\bsaid|\bsay)\(\s*(f?)"([\w.]*)(\{?)', source
+        ):
             if engine or call == "ex.say":
                 key = f"engine.{key}"
             (prefixes if fmt and brace else literal).add(key)

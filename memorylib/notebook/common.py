@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 import tempfile
 import weakref
@@ -14,20 +15,38 @@ from typing import Any
 import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib import font_manager
 from matplotlib.figure import Figure
 
 from memorylib.errors import RemoteMemoryError
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import said, say, set_language
 
 PIPELINE = ("normalize", "candidate", "score", "stable rank", "render")
 # Chart fonts, by preference: matplotlib draws each character with the first installed
-# family that has it (DejaVu Sans ships with matplotlib; a CJK family would go first).
-CHART_FONTS: tuple[str, ...] = ("DejaVu Sans",)
-NO_ERROR = say("common.no_error")
+# family that has it, so Latin text is DejaVu Sans (it ships with matplotlib) and Chinese the
+# first CJK family found: WenQuanYi Micro Hei is what scripts/ensure-fonts.sh installs; the
+# others are what Debian's Noto package, macOS and Windows carry.
+CHART_FONTS: tuple[str, ...] = (
+    "DejaVu Sans", "WenQuanYi Micro Hei", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei",
+)  # fmt: skip
+# Where those installers put the files: registered at set-up, so a font installed after
+# matplotlib built its font cache is found without rebuilding the cache.
+CJK_FONT_FILES: tuple[str, ...] = (
+    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+)
+NO_ERROR = said("common.no_error")
 
 
-def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
-    """Inline PNG charts in the course's one style; pandas shows 6 decimals (the contract's)."""
+def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS, language: str | None = None) -> None:
+    """Inline PNG charts in the course's one style; pandas shows 6 decimals (the contract's).
+    ``language`` ("en", "zh") chooses the catalogue every helper's sentence comes from."""
+    if language is not None:
+        set_language(language)
+    register_fonts()
+    # a CJK font has no bold face: matplotlib logs each fallback to its regular weight into the
+    # cell's output; a glyph missing from every family still warns (a warning, not this log)
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
     os.environ.pop("MPLBACKEND", None)
     with suppress(ImportError, NotImplementedError):  # plain Python, or a test's bare shell
         from IPython import get_ipython
@@ -45,10 +64,28 @@ def setup_notebook(*, fonts: Sequence[str] = CHART_FONTS) -> None:
             "axes.spines.top": False,
             "axes.spines.right": False,
             "svg.hashsalt": "memorylib",
-            "font.family": list(fonts),
+            "font.family": chart_fonts(fonts),
         }
     )
     pd.set_option("display.precision", 6, "display.max_colwidth", 80, "display.width", 120)
+
+
+def register_fonts(files: Sequence[str] = CJK_FONT_FILES) -> list[str]:
+    """Add each installed font file matplotlib does not know yet; the families added."""
+    known = {font.fname for font in font_manager.fontManager.ttflist}
+    added = []
+    for path in files:
+        if Path(path).is_file() and path not in known:
+            font_manager.fontManager.addfont(path)
+            added.append(font_manager.FontProperties(fname=path).get_name())
+    return added
+
+
+def chart_fonts(fonts: Sequence[str] = CHART_FONTS) -> list[str]:
+    """The families of ``fonts`` installed here, in order (matplotlib logs a warning for each
+    family it cannot find, so the list names only installed ones)."""
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return [family for family in fonts if family in installed] or ["DejaVu Sans"]
 
 
 def pipeline_banner(stage: str) -> str:
@@ -94,7 +131,7 @@ def styled_table(
 def typed_attempt(action: Callable[[], object]) -> tuple[str, str]:
     """(error type name, message) of memorylib's typed error, or (``NO_ERROR``, the result)."""
     try:
-        return NO_ERROR, str(action())
+        return str(NO_ERROR), str(action())
     except RemoteMemoryError as exc:
         return type(exc).__name__, str(exc)
 
@@ -105,7 +142,7 @@ def error_name(value: object, *, no_error: tuple[str, ...] = ()) -> object:
         return value.__name__
     if isinstance(value, str):
         text = value.strip()
-        return None if text.lower() in ("", "none", NO_ERROR, *no_error) else text
+        return None if text.lower() in ("", "none", str(NO_ERROR), *no_error) else text
     return value
 
 

@@ -25,6 +25,7 @@ from memorylib.notebook import messages
 from memorylib.query import normalize_text
 
 T = TypeVar("T")
+Text = str | messages.Said  # a sentence, or one said when shown (module-level texts)
 
 # The one float rule: two numbers agree when they differ by at most one unit in the sixth
 # decimal place. Two right answers can differ by that unit (0.283333 + 0.133333 = 0.416666,
@@ -202,12 +203,12 @@ def grade_labels(
 class Question:
     """A multiple-choice quiz question, its ``choices`` lettered "A", "B", ..."""
 
-    prompt: str
+    prompt: Text
     accepted: tuple[str, ...]
-    choices: tuple[str, ...]
-    hint: str = ""
-    hints: Mapping[str, str] = field(default_factory=dict)
-    why: str = ""
+    choices: tuple[Text, ...]
+    hint: Text = ""
+    hints: Mapping[str, Text] = field(default_factory=dict)
+    why: Text = ""
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -215,7 +216,7 @@ class Question:
 
     def __str__(self) -> str:
         pairs = zip(self.labels, self.choices, strict=True)
-        return "\n".join([self.prompt, *(f"  {label}) {choice}" for label, choice in pairs)])
+        return "\n".join([str(self.prompt), *(f"  {label}) {choice}" for label, choice in pairs)])
 
     def check(self, answer: object) -> CheckResult:
         labels = ", ".join(self.labels)
@@ -255,8 +256,8 @@ def _arguments(call: Call) -> str:
 class Mistake:
     """A typical wrong solution: ``variant`` behaves like it, ``hint`` says what to change."""
 
-    name: str
-    hint: str
+    name: Text
+    hint: Text
     variant: Callable[..., Any]
 
 
@@ -266,12 +267,12 @@ def named(prefix: str, examples: Mapping[str, Any]) -> dict[str, Call]:
     def call(a: Any) -> Call:
         return a if isinstance(a, Call) else Call(*a) if isinstance(a, tuple) else Call(a)
 
-    return {messages.say(f"{prefix}.{key}"): call(a) for key, a in examples.items()}
+    return {messages.said(f"{prefix}.{key}"): call(a) for key, a in examples.items()}
 
 
 def mistakes(prefix: str, variants: Mapping[str, Callable[..., Any]]) -> tuple[Mistake, ...]:
     """Mistakes named ``prefix.<key>``, hinted ``prefix.<key>.hint``, run as ``variants[key]``."""
-    said = messages.say
+    said = messages.said
     return tuple(
         Mistake(said(f"{prefix}.{k}"), said(f"{prefix}.{k}.hint"), v) for k, v in variants.items()
     )
@@ -301,7 +302,7 @@ class FunctionExercise:
     show: Callable[[Any], str] = shown
     show_call: Callable[[str, Call], str] = lambda name, call: f"{name}({_arguments(call)})"
     mistakes: tuple[Mistake, ...] = ()
-    error_hints: tuple[tuple[str, str], ...] = ()
+    error_hints: tuple[tuple[str, Text], ...] = ()
     refuses: tuple[Callable[..., Any], ...] = ()
     generated: int = 150
 
@@ -492,7 +493,7 @@ class _Check:
                 message = say("function.raised_other", name=name, got=got_type, expected=raised)
             else:
                 message = say("function.raised", name=name, error=error)
-            hints = [hint for piece, hint in exercise.error_hints if piece in error]
+            hints = [str(hint) for piece, hint in exercise.error_hints if piece in error]
             details = [say("function.where", line=line)] if line else []
             return wrong(message + (f" {hints[0]}" if hints else ""), details, counterexample=where)
         if (mistake := self.mistake(call, got)) is not None:

@@ -5,11 +5,11 @@ from typing import Any
 
 from memorylib.backends import open_store
 from memorylib.errors import RemoteMemoryError
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import said
 from memorylib.records import MemoryKind, MemorySource
 
 RACE_MEMORY_ID = "conversation-race"
-WON = say("failure_race.won")
+WON = said("failure_race.won")  # a Said pickles: the parent shows it in its own language
 
 
 def store_contender(url: str, index: int, barrier: Any, results: Any) -> None:

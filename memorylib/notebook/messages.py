@@ -65,3 +65,59 @@ def say(key: str, **values: Any) -> str:
     if rest not in entries:
         raise KeyError(f"{key!r}: no entry {rest!r} in {_current[0]}/{topic}.txt")
     return entries[rest].format(**values)
+
+
+class Said:
+    """A sentence looked up when it is shown, not when it is made: a module-level text (a
+    mistake's name, a hint, a label) follows ``set_language`` even when it was built at import.
+    It prints, formats, compares, sorts and hashes as its text, and str's methods answer for
+    its text (``said.startswith(...)``); ``str(said)`` is the text itself."""
+
+    def __init__(self, key: str, values: tuple[tuple[str, Any], ...] = ()) -> None:
+        self.key, self.values = key, values
+
+    def __str__(self) -> str:
+        return say(self.key, **dict(self.values))
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return repr(str(self))
+
+    def __getattr__(self, name: str) -> Any:  # str's methods, on the text
+        if name.startswith("__") or name in ("key", "values"):
+            raise AttributeError(name)
+        return getattr(str(self), name)
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == str(other) if isinstance(other, str | Said) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __lt__(self, other: object) -> bool:
+        return str(self) < str(other)
+
+    def __gt__(self, other: object) -> bool:
+        return str(self) > str(other)
+
+    def __len__(self) -> int:
+        return len(str(self))
+
+    def __contains__(self, part: str) -> bool:
+        return part in str(self)
+
+    def __add__(self, other: str) -> str:
+        return str(self) + other
+
+    def __radd__(self, other: str) -> str:
+        return other + str(self)
+
+
+def said(key: str, **values: Any) -> Said:
+    """``say(key, **values)``, looked up each time it is shown (see ``Said``)."""
+    topic, _, rest = key.partition(".")
+    if rest not in catalogue(DEFAULT_LANGUAGE, topic):
+        raise KeyError(f"{key!r}: no entry {rest!r} in {DEFAULT_LANGUAGE}/{topic}.txt")
+    return Said(key, tuple(sorted(values.items())))

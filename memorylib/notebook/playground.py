@@ -22,7 +22,7 @@ from memorylib.interface import user_scope_for
 from memorylib.notebook.buildit import Pipeline
 from memorylib.notebook.charts import COLOURS
 from memorylib.notebook.exercises import CheckResult, Question, check_value, right, wrong
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import Said, said, say
 from memorylib.query import extract_terms, normalize_text
 from memorylib.ranking import ScoreFunction
 from memorylib.records import RecallHit, RecallQuery, RecallResult, StoredMemory
@@ -39,8 +39,8 @@ USERS: tuple[str, ...] = (CHAPTER_USER, *COURSE_USERS)
 class DatasetSpec(NamedTuple):
     as_of: str  # the dataset's clock: the playground's default as_of for it
     default_user: str
-    label: str
-    about: str
+    label: Said  # said when shown: the notebook's language
+    about: Said
 
 
 # memorylib.synthetic's newest capture is a day and a half before TEACHING_AS_OF
@@ -49,8 +49,8 @@ DATASETS: dict[str, DatasetSpec] = {
     key: DatasetSpec(
         as_of,
         CHAPTER_USER if key == "chapter" else COURSE_USERS[0],
-        say(f"playground.dataset.{key}", records=GENERATED_RECORDS),
-        say(f"playground.about.{key}", records=GENERATED_RECORDS),
+        said(f"playground.dataset.{key}", records=GENERATED_RECORDS),
+        said(f"playground.about.{key}", records=GENERATED_RECORDS),
     )
     for key, as_of in _CLOCKS.items()
 }
@@ -392,7 +392,7 @@ class PlaygroundApp:
         wide = {"style": {"description_width": "initial"}}
         slider = {"continuous_update": False, **wide}
         self.query = w.Text(layout=w.Layout(width="420px"), **wide)
-        self.dataset = w.Dropdown(options=[(s.label, k) for k, s in DATASETS.items()], **wide)
+        self.dataset = w.Dropdown(options=[(str(s.label), k) for k, s in DATASETS.items()], **wide)
         self.user = w.Dropdown(
             options=[(f"{u} · {user_scope_for(u)}", u) for u in USERS],
             layout=w.Layout(width="440px"),
@@ -688,11 +688,11 @@ def check_isolation_query(answer: object, catalog: PlaygroundCatalog) -> CheckRe
 
 
 ISOLATION_QUESTION = Question(
-    prompt=say("playground.why.prompt"),
-    choices=tuple(say(f"playground.why.{letter}") for letter in "ABCD"),
+    prompt=said("playground.why.prompt"),
+    choices=tuple(said(f"playground.why.{letter}") for letter in "ABCD"),
     accepted=("C",),
-    hints={letter: say(f"playground.why.hint.{letter}") for letter in "ABD"},
-    why=say("playground.why.why"),
+    hints={letter: said(f"playground.why.hint.{letter}") for letter in "ABD"},
+    why=said("playground.why.why"),
 )
 
 

@@ -59,7 +59,7 @@ def _same(given: object, expected: object) -> bool:
 
 def _shown(given: object) -> str:
     shown = given if isinstance(given, tuple | list) else error_name(given)
-    return NO_ERROR if shown is None else str(shown)  # str of a list or tuple is its repr
+    return str(NO_ERROR) if shown is None else str(shown)  # str of a list or tuple is its repr
 
 
 def check_service_predictions(answer: object) -> ex.CheckResult:
@@ -70,7 +70,7 @@ def check_service_predictions(answer: object) -> ex.CheckResult:
         truth = service_exercise_truth()
         hints = {label: say(f"service_views.hint.{label}") for label in truth}
         mistakes = ex.grade_labels(truth, given, hints, same=_same, shown=_shown)
-        named = {k: (NO_ERROR if v is None else v) for k, v in truth.items()}
+        named = {k: (str(NO_ERROR) if v is None else v) for k, v in truth.items()}
         return mistakes or ex.right(say("service_views.right", n=len(truth), named=named))
 
     return ex.check_value(answer, judge, placeholder=say("service_views.placeholder"))

@@ -16,7 +16,7 @@ from memorylib.errors import RemoteMemoryError, RemoteMemoryScopeError
 from memorylib.interface import user_scope_for
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import said, say
 from memorylib.query import extract_terms, normalize_recall_query, normalize_text
 from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
 from memorylib.timestamps import parse_timestamp
@@ -174,7 +174,7 @@ BUILD_RECALL_CANDIDATES = ex.FunctionExercise(
     show=_show,
     show_call=_show_call,
     refuses=(build_recall_candidates,),
-    error_hints=(("required positional argument", say("candidates.error.arguments")),),
+    error_hints=(("required positional argument", said("candidates.error.arguments")),),
     mistakes=ex.mistakes("candidates.mistake", {k: _mistaken(k) for k in MISTAKES}),
 )
 

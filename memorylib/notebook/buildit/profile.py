@@ -6,7 +6,7 @@ from typing import Any
 from memorylib.interface import latest_profile_of, new_memory
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import said, say
 from memorylib.records import MemoryKind, MemorySource
 
 
@@ -36,8 +36,8 @@ _SEEDED = "ABCD"  # the calls whose fresh store is the seeded one (profile-001 t
 # label -> (what the fresh store holds, what happens, the records appended to it)
 PROFILE_SCENARIOS: dict[str, tuple[str, str, tuple[dict[str, Any], ...]]] = {
     label: (
-        say("profile.seeded") if label in _SEEDED else say("profile.bare"),
-        say(f"profile.call.{label}"),
+        said("profile.seeded") if label in _SEEDED else said("profile.bare"),
+        said(f"profile.call.{label}"),
         tuple(_record(*row[1:]) for row in _ROWS if row[0] == label),
     )
     for label in "ABCDEF"

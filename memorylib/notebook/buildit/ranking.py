@@ -14,7 +14,7 @@ from memorylib.datasets import COURSE_AS_OF
 from memorylib.interface import new_memory, user_scope_for
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import said, say
 from memorylib.query import normalize_recall_query
 from memorylib.ranking import hit_from, rank_key, stable_rank_recall_candidates
 from memorylib.records import MemoryKind, MemorySource, RecallHit, RecallQuery, RecallScope
@@ -145,7 +145,7 @@ def _examples() -> dict[str, ex.Call]:
     # fmt: on
 
 
-ALONE_HINT = say("ranking.alone")
+ALONE_HINT = said("ranking.alone")
 STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
     "stable_rank_recall_candidates", stable_rank_recall_candidates, _examples(), _calls(), _read,
     _show, _show_call, MISTAKES,
@@ -154,9 +154,9 @@ STABLE_RANK_RECALL_CANDIDATES = ex.FunctionExercise(
     refuses=(stable_rank_recall_candidates, rank_key, hit_from, epoch_micros),
     error_hints=(
         ("NameError", ALONE_HINT),
-        ("'<' not supported between instances", say("ranking.error.compare")),
-        ("bad operand type for unary -: 'str'", say("ranking.error.negate_id")),
-        ("bad operand type for unary -: 'datetime.datetime'", say("ranking.error.negate_time")),
+        ("'<' not supported between instances", said("ranking.error.compare")),
+        ("bad operand type for unary -: 'str'", said("ranking.error.negate_id")),
+        ("bad operand type for unary -: 'datetime.datetime'", said("ranking.error.negate_time")),
     ),
 )  # fmt: skip
 

@@ -12,7 +12,7 @@ from memorylib.errors import RemoteMemoryError
 from memorylib.interface import new_memory
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import said, say
 from memorylib.pipeline import recall_pipeline
 from memorylib.records import MemoryKind, MemorySource, RecallResult
 from memorylib.render import render_recall_context
@@ -159,7 +159,9 @@ RENDER_RECALL_CONTEXT = ex.FunctionExercise(
     show_call=_show_call,
     mistakes=ex.mistakes("render.mistake", VARIANTS),
     refuses=(render_recall_context,),
-    error_hints=(("Unknown format code 'f' for object of type 'str'", say("render.error.format")),),
+    error_hints=(
+        ("Unknown format code 'f' for object of type 'str'", said("render.error.format")),
+    ),
 )
 
 

@@ -18,7 +18,7 @@ from memorylib.errors import RemoteMemoryValidationError
 from memorylib.interface import new_memory
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import said, say
 from memorylib.pipeline import recall_pipeline
 from memorylib.query import normalize_recall_query, normalize_text
 from memorylib.records import MemoryKind, MemorySource, RecallScoreBreakdown
@@ -153,9 +153,9 @@ SCORE_RECALL_CANDIDATE = ex.FunctionExercise(
     "score_recall_candidate", score_recall_candidate, _examples(), _calls(), _read,
     show_call=_show_call, mistakes=MISTAKES, refuses=(score_recall_candidate,),
     error_hints=(
-        ("'str' and 'datetime", say("scoring.error.as_of")),
-        ("'datetime.datetime' and 'str'", say("scoring.error.as_of")),
-        ("ZeroDivisionError", say("scoring.error.zero")),
+        ("'str' and 'datetime", said("scoring.error.as_of")),
+        ("'datetime.datetime' and 'str'", said("scoring.error.as_of")),
+        ("ZeroDivisionError", said("scoring.error.zero")),
     ),
 )  # fmt: skip
 
