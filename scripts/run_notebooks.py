@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/run_notebooks.py            # all notebooks
     .venv/bin/python scripts/run_notebooks.py 04 07b     # those whose name starts so
+    .venv/bin/python scripts/run_notebooks.py zh/04      # a Chinese twin (notebooks/zh/)
     .venv/bin/python scripts/run_notebooks.py --check    # run them, write nothing
 
 ``--check`` (the pre-flight check, ``make check``) runs each notebook the same way but keeps
@@ -13,7 +14,7 @@ Tidying removes what changes run to run but teaches nothing: widget state
 kernelspec is kept. Prints each notebook's run time.
 
 The kernel imports the ``memorylib`` of THIS checkout (``PYTHONPATH`` is set to it): the
-kernel's working directory is ``notebooks/``, where an editable install made from another
+kernel's working directory is the notebook's folder, where an editable install made from another
 checkout (a git worktree's main one, say) would otherwise win.
 """
 
@@ -30,6 +31,14 @@ from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
+ZH = NOTEBOOKS / "zh"
+
+
+def shown(path: Path) -> str:
+    """``03_candidates.ipynb`` or, for a Chinese twin, ``zh/03_candidates.ipynb``."""
+    return path.relative_to(NOTEBOOKS).as_posix()
+
+
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -56,7 +65,7 @@ def run(path: Path, timeout: int = 120, write: bool = True) -> float:
             nb,
             timeout=timeout,
             kernel_name="python3",
-            resources={"metadata": {"path": str(NOTEBOOKS)}},
+            resources={"metadata": {"path": str(path.parent)}},  # as JupyterLab and nbval
         ).execute()
     finally:
         if env_backend is not None:
@@ -74,9 +83,11 @@ def main(prefixes: list[str]) -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
     )
-    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07b_retraction too
+    # both editions: the English notebooks, then their Chinese twins ("zh/03" selects one)
+    pattern = "[0-9][0-9]*_*.ipynb"  # 07b_retraction too
+    paths = [*sorted(NOTEBOOKS.glob(pattern)), *sorted(ZH.glob(pattern))]
     if prefixes:
-        paths = [p for p in paths if any(p.name.startswith(x) for x in prefixes)]
+        paths = [p for p in paths if any(shown(p).startswith(x) for x in prefixes)]
     if not paths:
         print("no notebook matched", file=sys.stderr)
         return 1
@@ -85,11 +96,11 @@ def main(prefixes: list[str]) -> int:
         try:
             elapsed = run(path, write=write)
         except CellExecutionError as error:
-            failed.append(path.name)
-            print(f"{path.name:40s} FAILED\n{error}", file=sys.stderr)
+            failed.append(shown(path))
+            print(f"{shown(path):40s} FAILED\n{error}", file=sys.stderr)
             continue
         total += elapsed
-        print(f"{path.name:40s} {elapsed:6.2f} s", flush=True)
+        print(f"{shown(path):40s} {elapsed:6.2f} s", flush=True)
     print(f"{'total':40s} {total:6.2f} s")
     if failed:
         print(f"{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)

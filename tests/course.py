@@ -3,8 +3,11 @@ one source for both: no notebook imports them)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from memorylib.notebook import messages
 from memorylib.notebook.messages import say
 
 
@@ -54,3 +57,14 @@ def navigation_line(stem: str) -> str:
         following = COURSE[position + 1]
         parts.append(f"[{following.label}]({following.file}) →")
     return " · ".join(parts)
+
+
+@contextmanager
+def in_language(language: str) -> Iterator[None]:
+    """The catalogue of ``language`` inside the block (an edition's labels), then the old one."""
+    before = messages.language()
+    messages.set_language(language)
+    try:
+        yield
+    finally:
+        messages.set_language(before)

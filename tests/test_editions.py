@@ -83,3 +83,24 @@ def test_the_twin_is_written_in_chinese(twin: Path) -> None:
     for index, (a, b) in enumerate(zip(zh.cells, en.cells, strict=True)):
         if b.cell_type == "markdown" and len(re.findall(r"[A-Za-z]{3,}", b.source)) > 5:
             assert len(cjk.findall(a.source)) >= 5, f"cell {index} ({b.id}) is not translated"
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=[p.stem for p in TWINS])
+def test_the_twin_has_its_title_and_navigation_in_chinese(twin: Path) -> None:
+    """Title ``# NN · 标签：...`` and the navigation line (labels of the zh catalogue) under it
+    and at the end; the two indexes link each other's edition."""
+    from .course import course_notebook, in_language, navigation_line
+
+    cells = nbformat.read(twin, as_version=4).cells
+    with in_language("zh"):
+        line, label = navigation_line(twin.stem), course_notebook(twin.stem).label
+    lines = [ln for ln in cells[0].source.splitlines() if ln.strip()]
+    if twin.stem != "00_index":
+        assert lines[0] == f"# {label}" or lines[0].startswith(f"# {label}："), lines[0]
+    assert lines[1] == line, f"{lines[1]!r}\nexpected {line!r}"
+    last = [ln for ln in cells[-1].source.splitlines() if ln.strip()][-1]
+    assert last == line, last
+    if twin.stem == "00_index":
+        assert "](../00_index.ipynb)" in cells[0].source, "the zh index links the English one"
+        english = nbformat.read(NOTEBOOKS / "00_index.ipynb", as_version=4).cells[0].source
+        assert "](zh/00_index.ipynb)" in english, "the English index links the zh one"

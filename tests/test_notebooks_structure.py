@@ -17,13 +17,14 @@ from .course import COURSE, course_notebook, navigation_line
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = [notebook.stem for notebook in COURSE]  # the course order, in one place
 PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07b_retraction too
+ZH_PATHS = sorted((NOTEBOOKS / "zh").glob("[0-9][0-9]*_*.ipynb"))  # the Chinese twins
 ABSOLUTE_PATH = re.compile(r"(/work/|/home/|/root/|/tmp/|/private/var/|/Users/|[A-Z]:\\\\Users)")
 SECRET = re.compile(r"sk-ant-[A-Za-z0-9_-]{8,}|x-api-key|ANTHROPIC_API_KEY=\S+")
 LINK = re.compile(r"\]\(([^)#]+\.ipynb)(#[^)]*)?\)")
 
 
 def ids(paths):
-    return [p.stem for p in paths]
+    return [p.relative_to(NOTEBOOKS).with_suffix("").as_posix() for p in paths]
 
 
 def output_text(cell) -> str:
@@ -49,7 +50,7 @@ def test_the_sequence_is_complete() -> None:
     assert not missing, f"missing notebooks: {missing}"
 
 
-@pytest.mark.parametrize("path", PATHS, ids=ids(PATHS))
+@pytest.mark.parametrize("path", PATHS + ZH_PATHS, ids=ids(PATHS + ZH_PATHS))
 class TestNotebook:
     def test_valid_and_small(self, path: Path) -> None:
         nb = nbformat.read(path, as_version=4)
@@ -83,10 +84,11 @@ class TestNotebook:
 
     def test_objectives_exercise_recap(self, path: Path) -> None:
         text = markdown(nbformat.read(path, as_version=4)).lower()
-        assert "learning objectives" in text
+        chinese = path.parent.name == "zh"  # its headings: docs/glossary.md
+        assert ("## 学习目标" if chinese else "learning objectives") in text
         if path.stem != "00_index":
-            assert "your turn" in text
-            assert "recap" in text
+            assert ("## 轮到你了" if chinese else "your turn") in text
+            assert ("## 小结" if chinese else "recap") in text
 
     def test_links_resolve_and_chain(self, path: Path) -> None:
         text = markdown(nbformat.read(path, as_version=4))

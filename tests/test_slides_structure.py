@@ -36,10 +36,13 @@ def load_script(name: str):
 
 slides = load_script("slide_metadata")
 PATHS = slides.notebook_paths()
+ZH_PATHS = sorted((slides.NOTEBOOKS / "zh").glob("[0-9][0-9]*_*.ipynb"))  # same slide specs
+BOTH = PATHS + ZH_PATHS
+BOTH_IDS = [p.relative_to(slides.NOTEBOOKS).with_suffix("").as_posix() for p in BOTH]
 PLAYGROUND = "08_query_playground"  # its widget is driven on its slide (test_slides_browser)
 
 
-@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+@pytest.mark.parametrize("path", BOTH, ids=BOTH_IDS)
 def test_slide_metadata_keeps_the_rules(path: Path) -> None:
     nb = slides.read(path)
     assert slides.has_slide_metadata(nb), f"{path.name} has no slide metadata"
@@ -48,7 +51,13 @@ def test_slide_metadata_keeps_the_rules(path: Path) -> None:
 
 
 VISIBLE_WORDS_MAX = 80  # what a markdown cell shows on a slide, headings and nav aside
-WORDS = re.compile(r"\w+")
+WORDS = re.compile(r"[^\W\u3400-\u9fff]+")  # a run of letters or digits, CJK apart
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def slide_words(text: str) -> int:
+    """Latin words, plus one word per two Chinese characters (a Chinese word is about two)."""
+    return len(WORDS.findall(text)) + (len(CJK.findall(text)) + 1) // 2
 
 
 def aside_problems(source: str) -> list[str]:
@@ -71,7 +80,7 @@ def aside_problems(source: str) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+@pytest.mark.parametrize("path", BOTH, ids=BOTH_IDS)
 def test_reading_prose_is_in_speaker_notes(path: Path) -> None:
     """A slide shows a heading and a short lead; the prose a student reads is in notes."""
     problems = []
@@ -84,7 +93,7 @@ def test_reading_prose_is_in_speaker_notes(path: Path) -> None:
             for line in slides.on_slide(cell.source).splitlines()
             if not line.lstrip().startswith(("#", "←"))
         ]
-        words = len(WORDS.findall(" ".join(shown)))
+        words = slide_words(" ".join(shown))
         if words > VISIBLE_WORDS_MAX:
             problems.append(f"{cell.id}: {words} words on the slide > {VISIBLE_WORDS_MAX}")
     assert not problems, "\n".join(problems)
@@ -282,3 +291,8 @@ def test_tall_single_cell_is_a_note_not_a_broken_rule() -> None:
     nb = notebook(typed(new_markdown_cell("# t"), "slide"), typed(new_code_cell(tall), "subslide"))
     assert slides.check(nb) == []
     assert slides.tall_single_cells(nb) == ["slide 0.1 is one cell (cell 1) of about 61 lines"]
+
+
+def test_a_chinese_slide_counts_two_characters_as_a_word() -> None:
+    assert slide_words("分层记忆 recall of 3 records") == 2 + 4
+    assert slide_words("召回") == 1 and slide_words("召回结") == 2 and slide_words("") == 0
