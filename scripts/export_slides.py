@@ -296,12 +296,14 @@ def export(paths: Sequence[Path], out: Path) -> list[tuple[Path, Path]]:
                 "metadata": {"name": path.stem, "path": str(path.parent)},
                 "offline": offline,
             }
+            exporter.language_code = "zh" if path.parent.name == "zh" else "en"  # <html lang>
             copy_ = prepared(nb, link_suffix=".html", slides=kind == "slides")
             body, _ = exporter.from_notebook_node(copy_, resources)
             found = remote_loads(body)
             if found:
                 raise ExportError(f"{path.name} ({kind}) would load remote URLs: {found[:3]}")
-            target = out / kind / f"{path.stem}.html"
+            target = out / kind / f"{slide_metadata.shown(path)}.html"  # zh/ beside
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(body, encoding="utf-8")
             pair.append(target)
         written.append((pair[0], pair[1]))
@@ -309,10 +311,15 @@ def export(paths: Sequence[Path], out: Path) -> list[tuple[Path, Path]]:
     return written
 
 
+def deck_name(deck: Path) -> str:
+    """A deck's notebook under notebooks/: ``08_x`` or ``zh/08_x``."""
+    return f"zh/{deck.stem}" if deck.parent.name == "zh" else deck.stem
+
+
 def write_index(out: Path, decks: Sequence[Path], version: str) -> None:
     rows = "\n".join(
-        f'<li>{html.escape(d.stem)}: <a href="slides/{d.name}">slides</a> · '
-        f'<a href="pages/{d.name}">page</a></li>'
+        f'<li>{html.escape(deck_name(d))}: <a href="slides/{deck_name(d)}.html">slides</a> · '
+        f'<a href="pages/{deck_name(d)}.html">page</a></li>'
         for d in decks
     )
     (out / "index.html").write_text(
@@ -331,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("prefixes", nargs="*", help="notebook name prefixes, e.g. 08")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: exports/")
     args = parser.parse_args(argv)
-    paths = slide_metadata.notebook_paths(args.prefixes)
+    paths = slide_metadata.notebook_paths(args.prefixes, chinese=True)  # both editions
     if not paths:
         print("no notebook matched", file=sys.stderr)
         return 1
@@ -342,10 +349,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     for deck, page in written:
-        nb = nbformat.read(slide_metadata.NOTEBOOKS / f"{deck.stem}.ipynb", as_version=4)
+        nb = nbformat.read(slide_metadata.NOTEBOOKS / f"{deck_name(deck)}.ipynb", as_version=4)
         own = "own metadata" if slide_metadata.has_slide_metadata(nb) else "provisional"
         print(
-            f"{deck.stem:34s} deck {deck.stat().st_size / 1024:6.0f} KiB ({own}) · "
+            f"{deck_name(deck):37s} deck {deck.stat().st_size / 1024:6.0f} KiB ({own}) · "
             f"page {page.stat().st_size / 1024:6.0f} KiB"
         )
     where = args.out.resolve()

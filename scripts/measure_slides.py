@@ -11,8 +11,8 @@ slide with reveal's own API (every fragment shown) and measures in the page, per
 
 - words: the slide's visible text, code and outputs included (speaker notes,
   ``<aside class="notes">``, are hidden and not counted); a run of letters or digits is
-  one word, each CJK character is one; "prose" words are those of markdown cells alone
-  (what moves into speaker notes);
+  one word, two CJK characters are one (as tests/test_slides_structure.py counts); "prose"
+  words are those of markdown cells alone (what moves into speaker notes);
 - body px and code px: the smallest computed font size of markdown text (p, li, td) and
   of code (every ``pre``) on the slide, times the deck's scale (``Reveal.getScale()``);
 - chart labels: an SVG chart's smallest text, in rendered px; a PNG chart's labels are
@@ -80,7 +80,14 @@ STATS_JS = """
     return sizes.length ? Math.round(Math.min(...sizes) * 10) / 10 : null;
   };
   const text = slide.innerText;
-  const count = t => (t.match(/[\\u3400-\\u9fff\\uf900-\\ufaff]|[\\p{L}\\p{N}_]+/gu) || []).length;
+  const count = t => {  // a run of letters or digits is one word, two CJK characters are one
+    let cjk = 0;
+    const rest = t.replace(/[\\u3400-\\u9fff\\uf900-\\ufaff]+/g, run => {
+      cjk += Math.ceil(run.length / 2);
+      return ' ';
+    });
+    return cjk + (rest.match(/[\\p{L}\\p{N}_]+/gu) || []).length;
+  };
   const words = count(text);
   const prose = [...slide.querySelectorAll('.jp-MarkdownCell')].filter(visible)
     .reduce((n, cell) => n + count(cell.innerText), 0);
@@ -239,6 +246,11 @@ COLUMNS = (
 )
 
 
+def name(deck: Path) -> str:
+    """A deck's notebook under notebooks/: ``08_x``, or ``zh/08_x`` for a Chinese twin."""
+    return f"zh/{deck.stem}" if deck.parent.name == "zh" else deck.stem
+
+
 def table(rows: dict[str, dict]) -> str:
     head = f"{'deck':32}" + "".join(f"{title:>10}" for _, title, _ in COLUMNS)
     lines = [head]
@@ -257,11 +269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT, help="default: " + str(OUT))
     parser.add_argument("--check", action="store_true", help="exit 1 when a limit fails")
     args = parser.parse_args(argv)
-    decks = sorted(
-        d
-        for d in args.decks.resolve().glob("*.html")
-        if not args.prefixes or d.name.startswith(tuple(args.prefixes))
-    )
+    found = [*args.decks.resolve().glob("*.html"), *args.decks.resolve().glob("zh/*.html")]
+    wanted = tuple(args.prefixes)
+    decks = sorted(d for d in found if not wanted or name(d).startswith(wanted))
     if not decks:
         print("no deck found: run scripts/export_slides.py first", file=sys.stderr)
         return 1
@@ -272,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         block_remote(context, ("file:", "data:"))
         page = context.new_page()
         for deck in decks:
-            measured[deck.stem] = measure(page, deck, chart_px)
+            measured[name(deck)] = measure(page, deck, chart_px)
     rows = {stem: summary(list(slides.values())) for stem, slides in measured.items()}
     rows["overall"] = total = summary([s for slides in measured.values() for s in slides.values()])
     problems = failures(total)

@@ -419,11 +419,21 @@ def apply_spec(path: Path, spec: dict, *, force: bool = False) -> list[str]:
 # --- command line ---------------------------------------------------------------------
 
 
-def notebook_paths(prefixes: Sequence[str] = ()) -> list[Path]:
-    paths = sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 07b_retraction too
+def notebook_paths(prefixes: Sequence[str] = (), *, chinese: bool = False) -> list[Path]:
+    """The English notebooks (``07b_retraction`` too), then, with ``chinese``, their twins in
+    ``notebooks/zh/``; a prefix matches the path under ``notebooks/`` (``08``, ``zh/08``)."""
+    pattern = "[0-9][0-9]*_*.ipynb"
+    paths = sorted(NOTEBOOKS.glob(pattern))
+    if chinese:
+        paths += sorted((NOTEBOOKS / "zh").glob(pattern))
     if prefixes:
-        paths = [p for p in paths if any(p.name.startswith(x) for x in prefixes)]
+        paths = [p for p in paths if any(shown(p).startswith(x) for x in prefixes)]
     return paths
+
+
+def shown(path: Path) -> str:
+    """``08_query_playground`` or, for a Chinese twin, ``zh/08_query_playground``."""
+    return path.relative_to(NOTEBOOKS).with_suffix("").as_posix()
 
 
 def describe(path: Path, *, cells: bool) -> list[str]:

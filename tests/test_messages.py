@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from memorylib.notebook import messages
@@ -51,15 +52,20 @@ def test_an_unknown_language_is_refused_and_english_is_the_default() -> None:
 
 
 def _keys_used() -> tuple[set[str], set[str]]:
-    """Literal keys of every ``say("topic.key")`` in the notebook layer and tests/course.py,
+    """Literal keys of every ``say("topic.key")`` in the notebook layer, tests/course.py and the
+    code cells of the English notebooks,
     and the literal prefixes of ``say(f"topic.prefix{...}")`` and ``ex.named``/``ex.mistakes``.
     The engine's own ``say`` (in exercises.py, and ``ex.say`` elsewhere) prefixes ``engine.``."""
     literal: set[str] = set()
     prefixes: set[str] = set()
-    for path in [*PACKAGE.rglob("*.py"), Path(__file__).with_name("course.py")]:
+    notebooks = sorted(Path(__file__).resolve().parents[1].joinpath("notebooks").glob("*.ipynb"))
+    for path in [*PACKAGE.rglob("*.py"), Path(__file__).with_name("course.py"), *notebooks]:
         if path.name == "messages.py":
             continue
         source = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":  # a notebook's code cells (its chart and widget labels)
+            cells = nbformat.reads(source, as_version=4).cells
+            source = "\n".join(c.source for c in cells if c.cell_type == "code")
         engine = path.name == "exercises.py"
         for call, fmt, key, brace in re.findall(
             r'(ex\.say|\bsaid|\bsay)\(\s*(f?)"([\w.]*)(\{?)', source
