@@ -302,7 +302,8 @@ def export(paths: Sequence[Path], out: Path) -> list[tuple[Path, Path]]:
             found = remote_loads(body)
             if found:
                 raise ExportError(f"{path.name} ({kind}) would load remote URLs: {found[:3]}")
-            target = out / kind / f"{slide_metadata.shown(path)}.html"  # zh/ beside
+            edition = "zh" if path.parent.name == "zh" else ""  # a Chinese twin: zh/ beside
+            target = out / kind / edition / f"{path.stem}.html"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(body, encoding="utf-8")
             pair.append(target)
