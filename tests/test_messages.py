@@ -68,7 +68,7 @@ def _keys_used() -> tuple[set[str], set[str]]:
             source = "\n".join(c.source for c in cells if c.cell_type == "code")
         engine = path.name == "exercises.py"
         for call, fmt, key, brace in re.findall(
-            r'(ex\.say|\bsaid|\bsay)\(\s*(f?)"([\w.]*)(\{?)', source
+            r'(ex\.say|\bsaid|\bsay)\(\s*(f?)["\']([\w.]*)(\{?)', source
         ):
             if engine or call == "ex.say":
                 key = f"engine.{key}"
