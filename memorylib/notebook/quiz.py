@@ -38,11 +38,18 @@ class Quiz(str):
         printer.text(str(self))
 
 
+def fill(line: str, indent: str = "") -> str:
+    """``line`` wrapped to 92 columns; a Chinese character is two columns wide, so a line with
+    Chinese wraps at 46 characters (textwrap counts characters, and breaks it anywhere)."""
+    chinese = any("\u3400" <= character <= "\u9fff" for character in line)
+    return textwrap.fill(line, 46 if chinese else 92, subsequent_indent=indent)
+
+
 def quiz(notebook: str) -> Quiz:
     lines = [line for q in questions(notebook).values() for line in ["", *str(q).splitlines()]]
     indent = lambda line: " " * (len(line) - len(line.lstrip()) + 3)  # noqa: E731
-    wrapped = [textwrap.fill(line, 92, subsequent_indent=indent(line)) for line in lines]
-    return Quiz("\n".join([textwrap.fill(say("quiz.intro"), 92), *wrapped]))
+    wrapped = [fill(line, indent(line)) for line in lines]
+    return Quiz("\n".join([fill(say("quiz.intro")), *wrapped]))
 
 
 def check_quiz(notebook: str, answers: object) -> ex.CheckResult:
