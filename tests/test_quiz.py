@@ -164,3 +164,15 @@ def test_every_plans_quiz_link_lands_on_its_notebooks_answers() -> None:
         assert anchor in text, stem
         after = text.split(anchor, 1)[1].lstrip()
         assert after.startswith("## ") and f"(../notebooks/{stem}.ipynb)" in after.split("\n", 1)[0]
+
+
+def test_a_chinese_line_wraps_at_92_columns_and_keeps_every_character() -> None:
+    from memorylib.notebook.quiz import WIDTH, columns, fill
+
+    line = "  B) " + "召回结果，只在这一次 query 里有意义。" * 8
+    rows = fill(line, "     ").splitlines()
+    assert len(rows) > 1 and all(columns(row) <= WIDTH for row in rows)
+    assert all(row.startswith("     ") for row in rows[1:])
+    assert not any(row.strip().startswith(("，", "。")) for row in rows)
+    assert "".join(r.strip() for r in rows).replace(" ", "") == line.strip().replace(" ", "")
+    assert fill("plain English " * 3) == ("plain English " * 3).strip()

@@ -3,6 +3,7 @@ in ``catalogue/<language>/quiz.txt``, every answer checked by the exercise engin
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -38,11 +39,32 @@ class Quiz(str):
         printer.text(str(self))
 
 
+WIDTH = 92  # columns
+WIDE = "\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+# a word, or one wide character with the closing punctuation that must not start a line
+TOKEN = re.compile(rf"\s+|[{WIDE}][，。：；！？、）」』”]*|[^\s{WIDE}]+")
+
+
+def columns(text: str) -> int:
+    """How many columns ``text`` takes in a fixed-width font: a Chinese character takes two."""
+    return len(text) + len(re.findall(f"[{WIDE}]", text))
+
+
 def fill(line: str, indent: str = "") -> str:
-    """``line`` wrapped to 92 columns; a Chinese character is two columns wide, so a line with
-    Chinese wraps at 46 characters (textwrap counts characters, and breaks it anywhere)."""
-    chinese = any("\u3400" <= character <= "\u9fff" for character in line)
-    return textwrap.fill(line, 46 if chinese else 92, subsequent_indent=indent)
+    """``line`` wrapped to ``WIDTH`` columns under ``indent``. textwrap counts characters and
+    breaks only at spaces, so a line with Chinese is wrapped here, between any two characters."""
+    if not re.search(f"[{WIDE}]", line):
+        return textwrap.fill(line, WIDTH, subsequent_indent=indent)
+    rows, row = [], line[: len(line) - len(line.lstrip())]
+    for token in TOKEN.findall(line.lstrip()):
+        if token.isspace():
+            row += " "
+        elif columns(row.rstrip() + token) > WIDTH and row.strip():
+            rows.append(row.rstrip())
+            row = indent + token
+        else:
+            row += token
+    return "\n".join([*rows, row.rstrip()])
 
 
 def quiz(notebook: str) -> Quiz:
