@@ -59,7 +59,7 @@ def fill(line: str, indent: str = "") -> str:
     for token in TOKEN.findall(line.lstrip()):
         if token.isspace():
             row += " "
-        elif columns(row.rstrip() + token) > WIDTH and row.strip():
+        elif columns(row + token) > WIDTH and row.strip():
             rows.append(row.rstrip())
             row = indent + token
         else:
