@@ -107,6 +107,16 @@ def test_the_checker_accepts_names_and_written_spellings() -> None:
     assert check_append_predictions(answer).is_right
 
 
+def test_a_chinese_reader_may_answer_in_the_words_the_checker_shows() -> None:
+    from .course import in_language
+
+    with in_language("zh"):
+        answer = {**TRUTH, "A": "已写入", "B": "没有错误", "C": RemoteMemoryDuplicateError}
+        result = check_append_predictions(answer)
+        assert result.is_right, str(result)
+        assert "已写入" in str(check_append_predictions({**TRUTH, "C": None}))
+
+
 @pytest.mark.parametrize(
     ("change", "fragment"),
     [

@@ -41,7 +41,12 @@ def check_first_differences(answer: object, broken: Mapping[str, Pipeline]) -> e
         }
         truth = first_difference_truth(broken)
         mistakes = ex.grade_labels(truth, given, hints, same=lambda g, e: _stage(g) == e)
-        lucky = " and ".join(label for label, stage in truth.items() if stage == "none")
+        names = [label for label, stage in truth.items() if stage == "none"]
+        lucky = (
+            names[0]
+            if len(names) == 1
+            else say("capstone.lucky", first=", ".join(names[:-1]), last=names[-1])
+        )
         return mistakes or ex.right(say("capstone.right", total=len(truth), lucky=lucky))
 
     return ex.check_value(answer, judge, placeholder=described)
