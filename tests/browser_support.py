@@ -251,8 +251,12 @@ RUN_ALL_STEP_TIMEOUT_MS = 30_000
 QUIZ_PLACEHOLDER = "Not answered yet for 1, 2, 3"  # what every notebook's quiz check prints
 
 
-def run_all_outputs(browser: object, tmp_path: Path, stem: str) -> str:
-    """Run All on a cleared copy of ``notebooks/<stem>.ipynb`` in a fresh JupyterLab and
+ZH_QUIZ_PLACEHOLDER = "尚未作答：1, 2, 3"  # the same, in the Chinese edition
+
+
+def run_all_outputs(browser: object, tmp_path: Path, stem: str, edition: str = "") -> str:
+    """Run All on a cleared copy of ``notebooks/<stem>.ipynb`` (``edition="zh"``: its Chinese
+    twin in ``notebooks/zh/``) in a fresh JupyterLab and
     return every output's text, after checking that no cell wrote to stderr or raised.
     The notebook's last code cell is its quiz's check, which prints "Not answered yet for 1,
     2, ..." (QUIZ_PLACEHOLDER: that is how the wait knows every cell has run; an earlier
@@ -260,7 +264,8 @@ def run_all_outputs(browser: object, tmp_path: Path, stem: str) -> str:
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()
-    copy = cleared_copy(ROOT / "notebooks" / f"{stem}.ipynb", root)
+    copy = cleared_copy(ROOT / "notebooks" / edition / f"{stem}.ipynb", root)
+    placeholder = ZH_QUIZ_PLACEHOLDER if edition == "zh" else QUIZ_PLACEHOLDER
     with jupyter_lab(root, home) as lab:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         try:
@@ -272,7 +277,7 @@ def run_all_outputs(browser: object, tmp_path: Path, stem: str) -> str:
             status.get_by_text("Idle").wait_for(timeout=60_000)  # the kernel is ready
             page.locator(".lm-MenuBar-item", has_text="Run").first.click()
             page.locator('[data-command="runmenu:run-all"]').click()
-            page.locator(".jp-OutputArea-output", has_text=QUIZ_PLACEHOLDER).last.wait_for(
+            page.locator(".jp-OutputArea-output", has_text=placeholder).last.wait_for(
                 state="attached", timeout=180_000
             )
             status.get_by_text("Idle").wait_for(timeout=60_000)

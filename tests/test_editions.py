@@ -47,7 +47,6 @@ def test_comments_and_the_setting_are_the_only_freedom() -> None:
     assert code_tokens("x = 2\n") != code_tokens("x = 1\n")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: the Chinese twins are being written")
 def test_every_english_notebook_has_a_chinese_twin() -> None:
     english = {p.name for p in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")}
     chinese = {p.name for p in TWINS}

@@ -52,3 +52,8 @@ def test_the_chinese_plan_follows_its_notebook_and_its_english_twin(plan: Path) 
     assert questions.count("*答案：*") == asked >= 3
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
         assert (plan.parent / target).exists(), f"{plan.name}: broken link {target}"
+
+
+def test_every_chinese_twin_has_its_plan() -> None:
+    twins = {p.stem for p in ZH_NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb")}
+    assert twins and {p.stem for p in ZH_PLANS} == twins
