@@ -44,6 +44,32 @@ def configurations(payload: dict) -> dict[str, ScoringPolicy]:
     return chosen
 
 
+# The vector model's 4-bit kernels round differently on different CPUs: on the machine of
+# 2026-12-03, a fresh hybrid run of conversation 30 differed from the committed one in 42 of 105
+# hit lists (6 with other metrics; recall@10 0.776 against 0.773) and of MADial in 27 of 80
+# (3; 0.753 against 0.737), the same model and code, every lexical configuration identical. So
+# a fresh run must equal the committed file exactly but for `hybrid`, whose run must agree
+# question by question in most hit lists and within HYBRID_MEAN_TOLERANCE in each mean.
+HYBRID = "hybrid"
+HYBRID_MEAN_TOLERANCE = 0.03
+
+
+def assert_same_run(fresh: list[dict], committed_queries: list[dict]) -> None:
+    """Every lexical configuration's questions exactly; hybrid's within the CPU's rounding."""
+    lexical = [q for q in committed_queries if q["configuration"] != HYBRID]
+    assert [q for q in fresh if q["configuration"] != HYBRID] == lexical
+    mine = [q for q in committed_queries if q["configuration"] == HYBRID]
+    theirs = [q for q in fresh if q["configuration"] == HYBRID]
+    assert [q["query_id"] for q in theirs] == [q["query_id"] for q in mine]
+    if not mine:
+        return
+    same = sum(a["hits"] == b["hits"] for a, b in zip(theirs, mine, strict=True))
+    assert same >= len(mine) / 2, f"hybrid: only {same} of {len(mine)} hit lists as committed"
+    for field in AVERAGED.values():
+        a, b = mean(q[field] for q in theirs), mean(q[field] for q in mine)
+        assert abs(a - b) <= HYBRID_MEAN_TOLERANCE, (field, a, b)
+
+
 @pytest.mark.real_vectors  # the hybrid's committed rankings come from the real model
 def test_a_fresh_run_of_conversation_30_gives_its_committed_questions() -> None:
     payload = committed("locomo-dev")
@@ -51,7 +77,7 @@ def test_a_fresh_run_of_conversation_30_gives_its_committed_questions() -> None:
     fresh = report_json(run_benchmark(conversation, configurations(payload)), per_query=True)
     mine = [q for q in payload["queries"] if q["query_id"].startswith("30:")]
     assert len(mine) == len(conversation.queries) * len(payload["configurations"]) == 105 * 9
-    assert fresh["queries"] == mine  # hits and every metric, question by question
+    assert_same_run(fresh["queries"], mine)  # hits and every metric, question by question
 
 
 @pytest.mark.real_vectors
@@ -60,7 +86,11 @@ def test_a_fresh_madial_run_gives_the_whole_committed_file() -> None:
     benchmark = load_benchmark("madial", ROOT / "data" / "madial-zh-dev")
     fresh = report_json(run_benchmark(benchmark, configurations(payload)), per_query=True)
     assert payload["source"] == "data/madial-zh-dev"  # the command ran from the repository root
-    assert {**fresh, "source": payload["source"]} == payload
+    assert_same_run(fresh["queries"], payload["queries"])
+    lexical = [r for r in payload["rows"] if r["configuration"] != HYBRID]
+    assert [r for r in fresh["rows"] if r["configuration"] != HYBRID] == lexical
+    rest = lambda report: {k: v for k, v in report.items() if k not in ("queries", "rows")}  # noqa: E731
+    assert {**rest(fresh), "source": payload["source"]} == rest(payload)
 
 
 @pytest.mark.parametrize(
