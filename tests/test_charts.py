@@ -18,6 +18,7 @@ from matplotlib.colors import to_hex
 
 from memorylib.notebook import charts
 from memorylib.notebook.common import CHART_FONTS, setup_notebook
+from memorylib.notebook.messages import say
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_candidates.ipynb"
 
@@ -27,7 +28,7 @@ def test_the_funnel_of_03_shows_each_stage_count() -> None:
     source = next(c.source for c in cells if c.get("id") == "nb03-topk")
     drawing = source[source.index("fig, ax = ") : source.index("plt.show()")]
     counts = {"searched": 69, "candidates": 26, "hits": 5}
-    namespace = {"plt": plt, "charts": charts, "funnel": counts, "NOISY": "q"}
+    namespace = {"plt": plt, "charts": charts, "funnel": counts, "NOISY": "q", "say": say}
     exec(drawing, namespace)
     fig = namespace["fig"]
     bars = fig.axes[0].patches
@@ -43,8 +44,8 @@ def test_the_funnel_of_03_shows_each_stage_count() -> None:
 def test_the_font_family_list_is_set_in_one_place() -> None:
     """The installed families of CHART_FONTS, in its order: one not installed is left out
     (matplotlib would log a warning into the cell's output for it)."""
+    setup_notebook(fonts=("Some Font Nobody Has", *CHART_FONTS))  # registers a CJK font file
     installed = {font.name for font in matplotlib.font_manager.fontManager.ttflist}
-    setup_notebook(fonts=("Some Font Nobody Has", *CHART_FONTS))
     assert matplotlib.rcParams["font.family"] == [f for f in CHART_FONTS if f in installed]
     assert matplotlib.rcParams["font.family"][0] == "DejaVu Sans"
     setup_notebook(fonts=("Some Font Nobody Has",))
