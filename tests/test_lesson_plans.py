@@ -57,17 +57,21 @@ def part(text: str, heading: str) -> str:
     return rest if end < 0 else rest[:end]
 
 
-def timing(text: str) -> tuple[list[tuple[str, int]], int]:
+def timing(
+    text: str, heading: str = "## Timing", total_row: str = "**Total**"
+) -> tuple[list[tuple[str, int]], int]:
+    """The (section, minutes) rows of a plan's timing table and its total (the Chinese plans
+    name the two ``## 时间安排`` and ``**合计**``)."""
     rows, total = [], None
-    for line in part(text, "## Timing").splitlines():
+    for line in part(text, heading).splitlines():
         match = ROW.match(line)
         if not match:
             continue
-        if match["section"] == "**Total**":
+        if match["section"] == total_row:
             total = int(match["value"])
         else:
             rows.append((match["section"], int(match["value"])))
-    assert total is not None, "the timing table has no **Total** row"
+    assert total is not None, f"the timing table has no {total_row} row"
     return rows, total
 
 

@@ -16,21 +16,10 @@ ZH_NOTEBOOKS = PLANS.parent / "notebooks" / "zh"
 REQUIRED = tuple(
     f"## {h}" for h in ("学习目标", "时间安排", "课堂提问", "预期的误解", "现场控件", "如何讲授")
 )
-ZH_ROW = re.compile(r"^\| (?P<section>.+?) \| (?P<b>\*\*)?(?P<value>\d+)(?P=b)? \|")
 
 
 def zh_timing(text: str) -> tuple[list[tuple[str, int]], int]:
-    start = text.index("## 时间安排\n")
-    end = text.find("\n## ", start + 1)
-    rows, total = [], None
-    for line in text[start : end if end > 0 else None].splitlines():
-        if match := ZH_ROW.match(line):
-            if match["section"] == "**合计**":
-                total = int(match["value"])
-            else:
-                rows.append((match["section"], int(match["value"])))
-    assert total is not None, "no **合计** row"
-    return rows, total
+    return timing(text, "## 时间安排", "**合计**")
 
 
 @pytest.mark.parametrize("plan", ZH_PLANS, ids=[p.stem for p in ZH_PLANS])
