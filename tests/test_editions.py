@@ -4,6 +4,7 @@ one setting that chooses the language. A change to one edition without the other
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -18,12 +19,31 @@ SETTING = re.compile(r"setup_notebook\((.*?)\)")
 ZH_SETTING = 'language="zh"'
 
 
+def docstring_starts(source: str) -> set[tuple[int, int]]:
+    """Where each docstring of the cell's functions and classes begins (line, column)."""
+    starts = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            first = node.body[0]
+            value = first.value if isinstance(first, ast.Expr) else None
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                starts.add((first.lineno, first.col_offset))
+    return starts
+
+
 def code_tokens(source: str) -> list[tuple[int, str]]:
-    """The cell's Python tokens without comments and layout-only newlines (so a comment may
-    be rewritten, moved to its own line or dropped, and nothing else may change)."""
+    """The cell's Python tokens without comments and layout-only newlines, each docstring one
+    placeholder token (so a comment or a docstring may be rewritten, a comment moved to its own
+    line or dropped, and nothing else may change: a docstring is prose for the reader, never
+    an output)."""
     skip = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING}
+    docstrings = docstring_starts(source)
     tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return [(t.type, t.string) for t in tokens if t.type not in skip]
+    return [
+        (t.type, "<docstring>" if t.type == tokenize.STRING and t.start in docstrings else t.string)
+        for t in tokens
+        if t.type not in skip
+    ]
 
 
 def english_setting(source: str) -> str:
@@ -44,6 +64,10 @@ def test_comments_and_the_setting_are_the_only_freedom() -> None:
     )
     assert code_tokens("# 说明\nx = 1\n") == code_tokens("x = 1  # note\n")
     assert code_tokens('x = "一"\n') != code_tokens('x = "one"\n')  # strings are code
+    doc = 'def f():\n    """{}"""\n    return "{}"\n'
+    assert code_tokens(doc.format("说明", "x")) == code_tokens(doc.format("note", "x"))  # prose
+    assert code_tokens(doc.format("说明", "一")) != code_tokens(doc.format("note", "x"))
+    assert code_tokens('def f():\n    return "一"\n') != code_tokens('def f():\n    return "x"\n')
     assert code_tokens("x = 2\n") != code_tokens("x = 1\n")
 
 
