@@ -69,6 +69,7 @@ from nbconvert import HTMLExporter, SlidesExporter
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import deck_layout  # sibling scripts (scripts/ is not a package)
 import slide_metadata
+from slide_metadata import shown
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "export_templates"
@@ -312,15 +313,10 @@ def export(paths: Sequence[Path], out: Path) -> list[tuple[Path, Path]]:
     return written
 
 
-def deck_name(deck: Path) -> str:
-    """A deck's notebook under notebooks/: ``08_x`` or ``zh/08_x``."""
-    return f"zh/{deck.stem}" if deck.parent.name == "zh" else deck.stem
-
-
 def write_index(out: Path, decks: Sequence[Path], version: str) -> None:
     rows = "\n".join(
-        f'<li>{html.escape(deck_name(d))}: <a href="slides/{deck_name(d)}.html">slides</a> · '
-        f'<a href="pages/{deck_name(d)}.html">page</a></li>'
+        f'<li>{html.escape(shown(d))}: <a href="slides/{shown(d)}.html">slides</a> · '
+        f'<a href="pages/{shown(d)}.html">page</a></li>'
         for d in decks
     )
     (out / "index.html").write_text(
@@ -350,10 +346,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     for deck, page in written:
-        nb = nbformat.read(slide_metadata.NOTEBOOKS / f"{deck_name(deck)}.ipynb", as_version=4)
+        nb = nbformat.read(slide_metadata.NOTEBOOKS / f"{shown(deck)}.ipynb", as_version=4)
         own = "own metadata" if slide_metadata.has_slide_metadata(nb) else "provisional"
         print(
-            f"{deck_name(deck):37s} deck {deck.stat().st_size / 1024:6.0f} KiB ({own}) · "
+            f"{shown(deck):37s} deck {deck.stat().st_size / 1024:6.0f} KiB ({own}) · "
             f"page {page.stat().st_size / 1024:6.0f} KiB"
         )
     where = args.out.resolve()

@@ -44,6 +44,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from slide_metadata import shown  # noqa: E402  (a sibling script: scripts/ is on sys.path when run)
+
 from tests.browser_support import block_remote, launched_chromium  # noqa: E402
 from tests.test_slides_browser import MEASURE_JS, VIEWPORT, overflows  # noqa: E402
 
@@ -246,11 +248,6 @@ COLUMNS = (
 )
 
 
-def name(deck: Path) -> str:
-    """A deck's notebook under notebooks/: ``08_x``, or ``zh/08_x`` for a Chinese twin."""
-    return f"zh/{deck.stem}" if deck.parent.name == "zh" else deck.stem
-
-
 def table(rows: dict[str, dict]) -> str:
     head = f"{'deck':32}" + "".join(f"{title:>10}" for _, title, _ in COLUMNS)
     lines = [head]
@@ -271,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     found = [*args.decks.resolve().glob("*.html"), *args.decks.resolve().glob("zh/*.html")]
     wanted = tuple(args.prefixes)
-    decks = sorted(d for d in found if not wanted or name(d).startswith(wanted))
+    decks = sorted(d for d in found if not wanted or shown(d).startswith(wanted))
     if not decks:
         print("no deck found: run scripts/export_slides.py first", file=sys.stderr)
         return 1
@@ -282,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         block_remote(context, ("file:", "data:"))
         page = context.new_page()
         for deck in decks:
-            measured[name(deck)] = measure(page, deck, chart_px)
+            measured[shown(deck)] = measure(page, deck, chart_px)
     rows = {stem: summary(list(slides.values())) for stem, slides in measured.items()}
     rows["overall"] = total = summary([s for slides in measured.values() for s in slides.values()])
     problems = failures(total)

@@ -432,8 +432,9 @@ def notebook_paths(prefixes: Sequence[str] = (), *, chinese: bool = False) -> li
 
 
 def shown(path: Path) -> str:
-    """``08_query_playground`` or, for a Chinese twin, ``zh/08_query_playground``."""
-    return path.relative_to(NOTEBOOKS).with_suffix("").as_posix()
+    """A notebook, or a file named after it (a deck): ``08_query_playground``, or for the
+    Chinese edition (a ``zh/`` folder) ``zh/08_query_playground``."""
+    return f"zh/{path.stem}" if path.parent.name == "zh" else path.stem
 
 
 def describe(path: Path, *, cells: bool) -> list[str]:

@@ -376,7 +376,8 @@ class CorpusComparison:
         )  # fmt: skip
         counts = differing.value_counts()
         where = ", ".join(f"{stage} {counts[stage]}" for stage in STAGES if stage in counts)
-        return text + (" " + say("pipeline.corpus.where", where=where) if where else "")
+        where = where and say("pipeline.corpus.where", where=where)
+        return say("pipeline.corpus.joined", text=text, where=where) if where else text
 
 
 def compare_on_corpus(pipeline: Pipeline, *, limit: int = 5) -> CorpusComparison:
