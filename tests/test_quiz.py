@@ -15,13 +15,21 @@ from memorylib.notebook import messages
 from memorylib.notebook.exercises import Verdict
 from memorylib.notebook.quiz import KEY, check_quiz, questions, quiz
 
-from .course import COURSE, navigation_line
+from .course import COURSE, in_language, navigation_line
 
 ROOT = Path(__file__).resolve().parents[1]
-ANSWERS = ROOT / "instructors" / "quiz_answers.md"
+# Each edition's answers: (file, its plans' folder, its notebooks' folder from there, "Why").
+EDITIONS = {
+    "en": (ROOT / "instructors", "../notebooks", "Why:"),
+    "zh": (ROOT / "instructors" / "zh", "../../notebooks/zh", "理由："),
+}
 STEMS = {n.stem.split("_")[0]: n.stem for n in COURSE}  # every notebook, the index too
 SECTION = re.compile(r"^## (\S+) · ", re.M)
-ANSWER = re.compile(r"^(\d+)\. (.+)\n   \*\*([A-E])\*\*: (.+?) \*Why:\* (.+)$", re.M)
+
+
+def answer_lines(why: str) -> re.Pattern[str]:
+    """``1. prompt``, then ``   **B**: choice *Why:* reason`` (zh: ``**B**：`` and ``*理由：*``)."""
+    return re.compile(rf"^(\d+)\. (.+)\n   \*\*([A-E])\*\*(?:: |：)(.+?) \*{why}\* (.+)$", re.M)
 
 
 def right_letters(number: str) -> dict[str, str]:
@@ -53,18 +61,21 @@ def test_the_catalogue_holds_exactly_the_entries_the_quiz_reads() -> None:
     assert entries == expected, sorted(entries ^ expected)
 
 
-def test_the_instructors_answers_agree_with_the_key() -> None:
-    text = ANSWERS.read_text(encoding="utf-8")
+@pytest.mark.parametrize("language", EDITIONS)
+def test_the_instructors_answers_agree_with_the_key(language: str) -> None:
+    folder, _, why = EDITIONS[language]
+    text = (folder / "quiz_answers.md").read_text(encoding="utf-8")
     sections = dict(zip(SECTION.findall(text), SECTION.split(text)[2::2], strict=True))
     assert list(sections) == list(KEY), list(sections)
     for number, section in sections.items():
-        asked = questions(number)
-        found = ANSWER.findall(section)
+        with in_language(language):
+            asked = questions(number)
+        found = answer_lines(why).findall(section)
         assert [n for n, *_ in found] == list(asked), number
-        for n, prompt, letter, choice, why in found:
+        for n, prompt, letter, choice, reason in found:
             q = asked[n]
             assert letter == KEY[number][int(n) - 1], (number, n)
-            assert q.prompt == f"{n}. {prompt}" and q.why == why, (number, n)
+            assert q.prompt == f"{n}. {prompt}" and q.why == reason, (number, n)
             assert q.choices[q.labels.index(letter)] == choice, (number, n)
 
 
@@ -153,17 +164,19 @@ def test_the_notebook_ends_with_its_quiz_committed_unanswered(number: str) -> No
         assert q.why not in " ".join(text.split()), "an answer's reason is in the notebook"
 
 
-def test_every_plans_quiz_link_lands_on_its_notebooks_answers() -> None:
-    """A lesson plan links quiz_answers.md#<notebook>: the anchor is there, above its section."""
-    text = ANSWERS.read_text(encoding="utf-8")
-    plans = ROOT / "instructors"
+@pytest.mark.parametrize("language", EDITIONS)
+def test_every_plans_quiz_link_lands_on_its_notebooks_answers(language: str) -> None:
+    """A lesson plan links its edition's quiz_answers.md#<notebook>: the anchor is there, above
+    the section that links the notebook of that edition."""
+    plans, notebooks, _ = EDITIONS[language]
+    text = (plans / "quiz_answers.md").read_text(encoding="utf-8")
     for stem in STEMS.values():
         plan = (plans / f"{stem}.md").read_text(encoding="utf-8")
-        assert f"quiz_answers.md#{stem}" in plan, stem
+        assert f"](quiz_answers.md#{stem})" in plan, stem
         anchor = f'<a id="{stem}"></a>'
         assert anchor in text, stem
         after = text.split(anchor, 1)[1].lstrip()
-        assert after.startswith("## ") and f"(../notebooks/{stem}.ipynb)" in after.split("\n", 1)[0]
+        assert after.startswith("## ") and f"({notebooks}/{stem}.ipynb)" in after.split("\n", 1)[0]
 
 
 def test_a_chinese_line_wraps_at_92_columns_and_keeps_every_character() -> None:
