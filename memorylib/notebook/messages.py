@@ -12,6 +12,8 @@ from typing import Any
 DEFAULT_LANGUAGE = "en"
 _current = [DEFAULT_LANGUAGE]
 _LINE = re.compile(r"^(\S+): ?(.*)$")
+# The characters a fixed-width font draws two columns wide (CJK, Hangul, full-width forms).
+WIDE = "\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
 
 
 def languages() -> tuple[str, ...]:
@@ -121,3 +123,9 @@ def said(key: str, **values: Any) -> Said:
     if rest not in catalogue(DEFAULT_LANGUAGE, topic):
         raise KeyError(f"{key!r}: no entry {rest!r} in {DEFAULT_LANGUAGE}/{topic}.txt")
     return Said(key, tuple(sorted(values.items())))
+
+
+def columns(text: object) -> int:
+    """How many columns ``str(text)`` takes in a fixed-width font: a Chinese character takes two
+    (pad with ``" " * (width - columns(text))`` where ``f"{text:width}"`` counts characters)."""
+    return len(str(text)) + len(re.findall(f"[{WIDE}]", str(text)))

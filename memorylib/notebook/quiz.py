@@ -8,7 +8,7 @@ import textwrap
 from typing import Any
 
 from memorylib.notebook import exercises as ex
-from memorylib.notebook.messages import catalogue, language, say
+from memorylib.notebook.messages import WIDE, catalogue, columns, language, say
 
 # The right letter of question 1, 2, ... of each notebook (instructors/quiz_answers.md).
 KEY = {"00": "BBA", "01": "BAB", "02": "CBA", "03": "DAC", "04": "BCAB", "05": "CABB", "06": "BACA",
@@ -40,14 +40,8 @@ class Quiz(str):
 
 
 WIDTH = 92  # columns
-WIDE = "\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
 # a word, or one wide character with the closing punctuation that must not start a line
 TOKEN = re.compile(rf"\s+|[{WIDE}][，。：；！？、）」』”]*|[^\s{WIDE}]+")
-
-
-def columns(text: str) -> int:
-    """How many columns ``text`` takes in a fixed-width font: a Chinese character takes two."""
-    return len(text) + len(re.findall(f"[{WIDE}]", text))
 
 
 def fill(line: str, indent: str = "") -> str:
