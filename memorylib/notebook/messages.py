@@ -5,6 +5,7 @@ lines (a two-space indent continues after a space, ``  |`` after a line break; `
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -129,3 +130,10 @@ def columns(text: object) -> int:
     """How many columns ``str(text)`` takes in a fixed-width font: a Chinese character takes two
     (pad with ``" " * (width - columns(text))`` where ``f"{text:width}"`` counts characters)."""
     return len(str(text)) + len(re.findall(f"[{WIDE}]", str(text)))
+
+
+def joined(parts: Iterable[object]) -> str:
+    """``parts`` as one run of clauses in the current language: ``a; b`` in English, ``a；b`` in
+    Chinese (the mark is ``common.clauses``; an ASCII mark takes a space after it)."""
+    mark = say("common.clauses")
+    return (mark + " " if mark.isascii() else mark).join(map(str, parts))

@@ -16,7 +16,7 @@ from memorylib.errors import RemoteMemoryError, RemoteMemoryScopeError
 from memorylib.interface import user_scope_for
 from memorylib.notebook import exercises as ex
 from memorylib.notebook.buildit import fixtures as fx
-from memorylib.notebook.messages import said, say
+from memorylib.notebook.messages import joined, said, say
 from memorylib.query import extract_terms, normalize_recall_query, normalize_text
 from memorylib.records import MemoryKind, RecallCandidate, RecallQuery, StoredMemory
 from memorylib.timestamps import parse_timestamp
@@ -86,7 +86,7 @@ def _show(found: dict[str, Any]) -> str:
         shown = say("candidates.show.candidate", matched=matched, searchable=searchable, **c)
         return shown + ("" if c["holds_the_record"] else " " + say("candidates.show.copy"))
 
-    listed = "; ".join(map(candidate, found["candidates"]))
+    listed = joined(map(candidate, found["candidates"]))
     counts = say("candidates.show.counts", count=len(found["candidates"]), **found)
     return counts + (f": {listed}" if listed else "")
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memorylib.checks import fold_whitespace
 from memorylib.notebook import exercises as ex
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import joined, say
 from memorylib.query import extract_terms, is_cjk, is_word_char, normalize_text, term_occurrences
 
 # every kind of character the contract folds, the simplest first (hypothesis shrinks towards
@@ -130,6 +130,6 @@ def check_predicted_terms(answer: object, text: str = EXERCISE_TEXT) -> ex.Check
         missing = sum(t not in given for t in expected)
         extra = sum(t not in expected for t in given)
         hints = hints or [say("normalize.predict.counts", missing=missing, extra=extra)]
-        return ex.wrong(say("normalize.predict.wrong", hints="; ".join(hints)))
+        return ex.wrong(say("normalize.predict.wrong", hints=joined(hints)))
 
     return ex.check_value(answer, judge, placeholder=say("normalize.predict.placeholder"))

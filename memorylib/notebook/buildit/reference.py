@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from memorylib import candidates, checks, query, ranking, render, scoring, timestamps
-from memorylib.notebook.messages import say
+from memorylib.notebook.messages import joined, say
 
 # stage -> (its module, the functions that make it in file order, its MAIN one last; the first
 # of normalize's is main too). Named, not imported: a test checks every name resolves.
@@ -59,7 +59,7 @@ class ReferenceSource:
         main = (*first, self.functions[-1])
         count = len(self.functions) - len(main)
         helpers = say("reference.helpers", count=count) if count > 1 else say("reference.helper")
-        reads = say("reference.reads", reads="; ".join(self.reads)) if self.reads else ""
+        reads = say("reference.reads", reads=joined(self.reads)) if self.reads else ""
         where = dict(main=", ".join(main), module=self.module)
         return say("reference.title", **where, helpers=helpers if count else "", reads=reads)
 
