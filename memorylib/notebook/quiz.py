@@ -78,7 +78,7 @@ def check_quiz(notebook: str, answers: object) -> ex.CheckResult:
         same = lambda letter, q: q.check(letter).is_right  # noqa: E731
         if (wrong := ex.grade_labels(asked, chosen, hints, same=same)) is not None:
             return wrong
-        whys = tuple(f"{number}: {q.why}" for number, q in asked.items())
+        whys = tuple(say("quiz.why", number=n, why=q.why) for n, q in asked.items())
         return ex.CheckResult(ex.Verdict.RIGHT, say("quiz.right", total=len(asked)), whys)
 
     return ex.check_value(answers, judge, placeholder=say("quiz.placeholder"))
