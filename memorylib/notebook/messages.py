@@ -127,9 +127,19 @@ def said(key: str, **values: Any) -> Said:
 
 
 def columns(text: object) -> int:
-    """How many columns ``str(text)`` takes in a fixed-width font: a Chinese character takes two
-    (pad with ``" " * (width - columns(text))`` where ``f"{text:width}"`` counts characters)."""
+    """How many columns ``str(text)`` takes in a fixed-width font: a Chinese character takes two."""
     return len(str(text)) + len(re.findall(f"[{WIDE}]", str(text)))
+
+
+def fitted(text: object, width: int) -> str:
+    """``str(text)`` cut to at most ``width`` columns, then padded with spaces to exactly that:
+    ``f"{text:{width}.{width}}"`` for a line that may hold Chinese."""
+    kept = ""
+    for character in str(text):
+        if columns(kept + character) > width:
+            break
+        kept += character
+    return kept + " " * (width - columns(kept))
 
 
 def joined(parts: Iterable[object]) -> str:
