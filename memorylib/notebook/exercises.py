@@ -480,7 +480,7 @@ class _Check:
             shown_got = exercise.show(got.value)
         where = Counterexample(
             stage,
-            f"{example}: {shown_call}" if example else shown_call,
+            say("labelled_call", label=example, call=shown_call) if example else shown_call,
             exercise.show(expected.value)
             if raised is None
             else say("expected.raises", error=raised, message=expected.error),
