@@ -495,7 +495,8 @@ class _Check:
                 message = say("function.raised", name=name, error=error)
             hints = [str(hint) for piece, hint in exercise.error_hints if piece in error]
             details = [say("function.where", line=line)] if line else []
-            return wrong(message + (f" {hints[0]}" if hints else ""), details, counterexample=where)
+            message = say("then", first=message, then=hints[0]) if hints else message
+            return wrong(message, details, counterexample=where)
         if (mistake := self.mistake(call, got)) is not None:
             message = say("function.mistake", mistake=mistake.name, hint=mistake.hint)
         elif got.problem is not None:
