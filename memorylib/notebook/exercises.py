@@ -91,11 +91,13 @@ class CheckResult:
         lines = [f"{self.mark} {self.message}", *self.details]
         if self.counterexample is not None:
             (label, value), *rest = self.counterexample.rows()
-            width = max(len(label) for label, _ in rest) + 2
-            lines.append(f"{label}: " + value.replace("\n", "\n    "))
+            named = [say("labelled", label=label) for label, _ in rest]  # "expected:", "期望："
+            width = max(map(messages.columns, named)) + 1
+            lines.append(say("labelled", label=label) + " " + value.replace("\n", "\n    "))
             indent = "\n" + " " * (width + 2)
             lines += [
-                (label + ":").ljust(width) + value.replace("\n", indent) for label, value in rest
+                messages.fitted(name, width) + value.replace("\n", indent)
+                for name, (_, value) in zip(named, rest, strict=True)
             ]
         return "\n  ".join(lines)
 
