@@ -377,7 +377,7 @@ class CorpusComparison:
         counts = differing.value_counts()
         where = ", ".join(f"{stage} {counts[stage]}" for stage in STAGES if stage in counts)
         where = where and say("pipeline.corpus.where", where=where)
-        return say("pipeline.corpus.joined", text=text, where=where) if where else text
+        return say("engine.then", first=text, then=where) if where else text
 
 
 def compare_on_corpus(pipeline: Pipeline, *, limit: int = 5) -> CorpusComparison:
